@@ -1,0 +1,34 @@
+/* names.h - validation rules for identifiers shared by agent and server.
+ *
+ * The contract (CONTRACT.md §1) fixes what a host name and a cgroup path may
+ * be; both sides apply the same rules so that an agent never posts what the
+ * server would refuse. All functions are pure and cannot fail.
+ */
+#ifndef VMSCOPE_NAMES_H
+#define VMSCOPE_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define HOST_NAME_MAXLEN 253
+#define CGROUP_PATH_MAXLEN 4096
+#define METRIC_NAME_MAXLEN 128
+
+/* 1..253 characters of A-Za-z0-9._- */
+bool name_host_valid(const char *s, size_t len);
+
+/* Printable UTF-8 starting with '/', no "." or ".." component, no empty
+ * component except the trailing-free root, at most 4096 bytes. "/" alone is
+ * refused: the root cgroup is never reported. */
+bool name_cgroup_path_valid(const char *s, size_t len);
+
+/* A kernel counter or file key as printed by the kernel or the agent:
+ * 1..128 bytes of A-Za-z0-9 and _ ( ) . : - (meminfo has "Active(anon)",
+ * settings have "vm.swappiness"). */
+bool name_metric_valid(const char *s, size_t len);
+
+/* True when s[0..len) is well-formed UTF-8 with no control characters
+ * (C0, DEL, C1). */
+bool name_printable_utf8(const char *s, size_t len);
+
+#endif
