@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# pg.sh - a PostgreSQL cluster of the project's own, for `make run`, `make test`
+# and the benchmarks. Never touches Debian's own cluster on 5432.
+#
+#   scripts/pg.sh start DIR PORT   create (if new) and start a cluster, print its conninfo
+#   scripts/pg.sh stop DIR         stop it (fast shutdown), idempotent
+#   scripts/pg.sh dir DIR          print where the cluster really lives (see below)
+#
+# PostgreSQL refuses to run as root: as root the cluster belongs to Debian's
+# `postgres` user. When that user cannot reach DIR (a checkout under /root is
+# mode 0700) the cluster lives under /var/tmp/vmscope-pg-<hash of DIR> instead,
+# and we say so. Authentication is `trust`, but only on a private unix socket
+# directory and on 127.0.0.1 at a port of our own.
+set -euo pipefail
+
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+
+as_pg() {
+	if [ "$(id -u)" = 0 ]; then
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
+
+# Where the cluster for DIR lives: DIR itself when the running user can use it.
+real_dir() {
+	local want=$1
+	mkdir -p "$want"
+	want=$(cd "$want" && pwd)
+	if [ "$(id -u)" != 0 ]; then
+		echo "$want"; return
+	fi
+	chown postgres: "$want" 2>/dev/null || true
+	if runuser -u postgres -- test -w "$want" -a -x "$want" 2>/dev/null; then
+		echo "$want"
+	else
+		local h
+		h=$(printf '%s' "$want" | md5sum | cut -c1-10)
+		local alt="/var/tmp/vmscope-pg-$h"
+		mkdir -p "$alt"
+		chown postgres: "$alt"
+		chmod 0700 "$alt"
+		echo "$alt"
+	fi
+}
+
+cmd=${1:-}
+case "$cmd" in
+dir)
+	real_dir "$2"
+	;;
+start)
+	dir=$(real_dir "$2")
+	port=$3
+	if [ "$dir" != "$(cd "$2" && pwd)" ]; then
+		echo "pg.sh: user postgres cannot reach $2; keeping the cluster in $dir" >&2
+	fi
+	data="$dir/data"
+	sock="$dir/sock"
+	as_pg mkdir -p "$sock"
+	if [ ! -f "$data/PG_VERSION" ]; then
+		as_pg "$PGBIN/initdb" -D "$data" -U postgres -A trust -E UTF8 --no-locale >"$dir/initdb.log" 2>&1 ||
+			{ cat "$dir/initdb.log" >&2; exit 1; }
+		cat <<CONF | as_pg tee -a "$data/postgresql.conf" >/dev/null
+# vmscope: a private cluster
+listen_addresses = '127.0.0.1'
+port = $port
+unix_socket_directories = '$sock'
+max_connections = 300
+shared_buffers = 256MB
+wal_compression = on
+synchronous_commit = on
+fsync = ${VMSCOPE_PG_FSYNC:-on}
+log_min_messages = warning
+CONF
+	fi
+	# the port may differ between runs: pass it on the command line
+	if ! as_pg "$PGBIN/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+		as_pg "$PGBIN/pg_ctl" -D "$data" -l "$dir/postgres.log" -w -t 60 \
+			-o "-p $port -k $sock -c listen_addresses=127.0.0.1" start >/dev/null ||
+			{ tail -20 "$dir/postgres.log" >&2; exit 1; }
+	fi
+	for _ in $(seq 50); do
+		as_pg "$PGBIN/pg_isready" -q -h "$sock" -p "$port" && break
+		sleep 0.2
+	done
+	as_pg psql -q -h "$sock" -p "$port" -U postgres -d postgres -tAc \
+		"SELECT 1 FROM pg_database WHERE datname='vmscope'" | grep -q 1 ||
+		as_pg psql -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE vmscope" >/dev/null
+	echo "host=127.0.0.1 port=$port user=postgres dbname=vmscope"
+	;;
+stop)
+	dir=$(real_dir "$2")
+	if [ -f "$dir/data/PG_VERSION" ]; then
+		as_pg "$PGBIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+	fi
+	;;
+*)
+	echo "usage: $0 start DIR PORT | stop DIR | dir DIR" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,111 @@
+/* store.h - the storage layer: PostgreSQL schema, connection pool, sample
+ * encoding, and the queries behind the REST API.
+ *
+ * Design: docs/design.md. All SQL is parameterised. Every function is safe to
+ * call from several threads at once (each takes a pooled connection).
+ *
+ * Errors: functions return STORE_OK (0) or a negative STORE_E* code and, when
+ * given an err buffer, write a short lower-case message into it
+ * ("could not connect to the database: ..."). STORE_EUNAVAIL means the
+ * database could not be reached or the connection broke: the caller answers
+ * 503 and the pool reconnects by itself on a later call.
+ */
+#ifndef VMSCOPE_STORE_H
+#define VMSCOPE_STORE_H
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sample.h"
+
+enum {
+	STORE_OK = 0,
+	STORE_EUNAVAIL = -1,	/* database unreachable: retry later (HTTP 503) */
+	STORE_EINVAL = -2,	/* the caller's request is wrong (HTTP 400) */
+	STORE_ENOTFOUND = -3,	/* no such host / cgroup / metric (HTTP 404) */
+	STORE_EINTERNAL = -4,	/* a bug or an unexpected database error (HTTP 500) */
+};
+
+struct store;
+
+struct store_config {
+	const char *conninfo;	/* libpq conninfo or URI */
+	int pool_size;		/* connections kept open; default 8 */
+	const char *schema_dir;	/* directory of NNN_name.sql migrations */
+	int retention_days;	/* raw data kept; default 30 */
+};
+
+/* Connects, applies pending migrations (idempotent, in a transaction each,
+ * serialised by an advisory lock so several servers may start at once) and
+ * returns a store in *out. On error returns a STORE_E* code, writes err and
+ * leaves *out NULL. The server retries while the database is down at start. */
+int store_open(struct store **out, const struct store_config *cfg, char *err, size_t errlen);
+
+/* Closes every pooled connection and frees the store. NULL is a no-op. */
+void store_close(struct store *st);
+
+/* True when a pooled connection answers `SELECT 1`. */
+bool store_ping(struct store *st);
+
+/* Called inside the ingest transaction after the samples are inserted and
+ * before COMMIT, with the samples that were new (not duplicates), sorted by
+ * (host, ts). The detector engine writes its alerts and state through it so
+ * that samples, alerts and detector state commit together. Returns 0, or -1
+ * to roll everything back (err written). */
+struct store_tx_hook {
+	int (*fn)(void *ctx, PGconn *conn, const struct sample *const *fresh, size_t nfresh,
+		  char *err, size_t errlen);
+	void *ctx;
+};
+
+/* Stores n validated samples in one transaction and commits before
+ * returning. A sample whose (host, ts to the millisecond) is already stored
+ * counts as accepted and the stored copy stands. Creates partitions, hosts,
+ * cgroups and metric names as needed. *nfresh receives the number newly
+ * stored. hook may be NULL. Nothing of the request is stored on error. */
+int store_put_samples(struct store *st, const struct sample *s, size_t n,
+		      const struct store_tx_hook *hook, size_t *nfresh, char *err, size_t errlen);
+
+/* GET /api/v1/hosts: *out = new reference to
+ * {"hosts":[{"host","last_seen","boot_id","kernel","labels","cgroups":N,
+ *            "samples":N}, ...]} sorted by host. */
+int store_hosts(struct store *st, json_t **out, char *err, size_t errlen);
+
+struct series_query {
+	const char *host;
+	const char *cgroup;	/* NULL: host level */
+	const char *metric;	/* flattened name, e.g. "vmstat.pgscan_kswapd" */
+	int64_t since_ms, until_ms;
+	int points;		/* 0: every sample; else downsample to at most this many buckets */
+};
+
+/* GET /api/v1/hosts/{host}/series: per-second rates for counters, values
+ * for gauges (the storage layer keeps the counter/gauge table), correct
+ * across counter resets and boot_id changes. *out = new reference to
+ * {"host","cgroup","metric","kind":"rate"|"gauge","unit","points":[[ts_s, v|null], ...]}
+ * or, when downsampled, points of [ts_s, avg, min, max]. */
+int store_series(struct store *st, const struct series_query *q, json_t **out,
+		 char *err, size_t errlen);
+
+struct alert_query {
+	const char *host, *cgroup, *kind;	/* NULL: any */
+	const char *state;	/* "open", "resolved" or "all" */
+	int64_t since_ms, until_ms;	/* INT64_MIN / INT64_MAX: unbounded */
+	int limit;		/* 1..10000 */
+};
+
+/* GET /api/v1/alerts as CONTRACT.md §3: *out = new reference to {"alerts":[...]}. */
+int store_alerts(struct store *st, const struct alert_query *q, json_t **out,
+		 char *err, size_t errlen);
+
+/* Borrow a pooled connection for work outside these calls (the detector
+ * engine loads its state at start). Returns NULL when the database is
+ * unreachable. Give it back with store_conn_put; pass broken=true when a
+ * query failed with a connection error so it is reconnected. */
+PGconn *store_conn_get(struct store *st);
+void store_conn_put(struct store *st, PGconn *conn, bool broken);
+
+#endif
