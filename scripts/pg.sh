@@ -4,6 +4,7 @@
 #
 #   scripts/pg.sh start DIR PORT   create (if new) and start a cluster, print its conninfo
 #   scripts/pg.sh stop DIR         stop it (fast shutdown), idempotent
+#   scripts/pg.sh status DIR       exit 0 when it runs
 #   scripts/pg.sh dir DIR          print where the cluster really lives (see below)
 #
 # PostgreSQL refuses to run as root: as root the cluster belongs to Debian's
@@ -90,6 +91,10 @@ CONF
 		as_pg psql -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE vmscope" >/dev/null
 	echo "host=127.0.0.1 port=$port user=postgres dbname=vmscope"
 	;;
+status)
+	dir=$(real_dir "$2")
+	[ -f "$dir/data/PG_VERSION" ] && as_pg "$PGBIN/pg_ctl" -D "$dir/data" status >/dev/null 2>&1
+	;;
 stop)
 	dir=$(real_dir "$2")
 	if [ -f "$dir/data/PG_VERSION" ]; then
@@ -97,7 +102,7 @@ stop)
 	fi
 	;;
 *)
-	echo "usage: $0 start DIR PORT | stop DIR | dir DIR" >&2
+	echo "usage: $0 start DIR PORT | stop DIR | status DIR | dir DIR" >&2
 	exit 2
 	;;
 esac

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# deps.sh - install the Debian packages vmscope needs, and only those missing.
+# Called by `make deps`, hence by `make run` and `make test`. Idempotent and
+# quiet when everything is there. Needs root (or sudo) only when installing.
+set -euo pipefail
+
+PKGS=(
+	gcc make pkg-config            # build
+	libmicrohttpd-dev libjansson-dev libpq-dev libcurl4-openssl-dev zlib1g-dev
+	postgresql                     # server-side database (own cluster, own port)
+	curl python3 util-linux procps # scripts and tests (runuser, pkill-free PID handling)
+)
+[ -n "${VMSCOPE_EXTRA_PKGS:-}" ] && read -r -a extra <<<"$VMSCOPE_EXTRA_PKGS" && PKGS+=("${extra[@]}")
+
+missing=()
+for p in "${PKGS[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}" >&2
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+# postgresql's postinst would start Debian's own cluster on 5432; we never use it,
+# but don't let it fail the install when no init system is running.
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# run.sh - `make run`: a PostgreSQL cluster of the project's own (unless
+# VMSCOPE_DB names a database), the server on 127.0.0.1:8080 with a generated
+# ingest token, and an agent on this machine posting to it. Ctrl-C or SIGTERM
+# stops all of it; nothing is left running or listening.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+VAR="$ROOT/var"
+mkdir -p "$VAR"
+
+LISTEN=${VMSCOPE_LISTEN:-127.0.0.1:8080}
+PG_PORT=${VMSCOPE_PG_PORT:-54329}
+INTERVAL=${VMSCOPE_INTERVAL:-10}
+pids=()
+started_pg=0
+
+say() { echo "vmscope: $*" >&2; }
+
+cleanup() {
+	trap - INT TERM EXIT
+	say "stopping"
+	for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+		kill -TERM "${pids[$i]}" 2>/dev/null || true
+	done
+	for p in "${pids[@]}"; do
+		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	if [ "$started_pg" = 1 ]; then
+		scripts/pg.sh stop "$VAR/pg"
+	fi
+	say "stopped"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+if ss -Hltn "sport = :${LISTEN##*:}" 2>/dev/null | grep -q .; then
+	say "cannot listen on $LISTEN: the port is in use (set VMSCOPE_LISTEN=ADDR:PORT)"
+	exit 1
+fi
+
+if [ -z "${VMSCOPE_DB:-}" ]; then
+	if ss -Hltn "sport = :$PG_PORT" 2>/dev/null | grep -q . &&
+	   ! scripts/pg.sh status "$VAR/pg" >/dev/null 2>&1; then
+		PG_PORT=$(scripts/freeport.sh)
+	fi
+	VMSCOPE_DB=$(scripts/pg.sh start "$VAR/pg" "$PG_PORT")
+	started_pg=1
+	say "database: $VMSCOPE_DB (cluster in $(scripts/pg.sh dir "$VAR/pg"))"
+fi
+export VMSCOPE_DB
+
+TOKEN_FILE="$VAR/ingest.token"
+if [ ! -s "$TOKEN_FILE" ]; then
+	(umask 077; head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$TOKEN_FILE")
+	say "generated an ingest token in $TOKEN_FILE"
+fi
+
+bin/vmscope-server --listen "$LISTEN" --tokens-file "$TOKEN_FILE" &
+pids+=($!)
+for _ in $(seq 100); do
+	curl -fsS "http://$LISTEN/healthz" >/dev/null 2>&1 && break
+	kill -0 "${pids[0]}" 2>/dev/null || { say "the server exited"; exit 1; }
+	sleep 0.2
+done
+
+mkdir -p "$VAR/spool"
+bin/vmscope-agent --server "http://$LISTEN" --token-file "$TOKEN_FILE" \
+	--interval "$INTERVAL" --spool "$VAR/spool" &
+pids+=($!)
+
+say "dashboard: http://$LISTEN/"
+say "API:       curl http://$LISTEN/api/v1/hosts"
+say "press Ctrl-C to stop"
+wait -n "${pids[@]}" || true
+say "a process exited; shutting down"

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# test.sh - `make test`: every test against the sanitizer build (ASan+UBSan)
+# and a throwaway PostgreSQL on a free port, stopped at the end.
+#
+# Runs, in order: unit-test binaries (bin/san/tests/test_*), then every
+# executable tests/*.sh and tests/e2e/*.sh whose name starts with "test_" or
+# ends in "_test.sh". Each gets in its environment:
+#   BIN=bin/san SERVER AGENT REPLAY   the binaries to test
+#   VMSCOPE_TEST_DB                   conninfo of the throwaway cluster
+#   PG_DIR PG_PORT                    to stop/start it (scripts/pg.sh)
+# Prints one line per test program and "N passed, N failed" at the end.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+export BIN=${BIN:-bin/san}
+export SERVER="$ROOT/$BIN/vmscope-server" AGENT="$ROOT/$BIN/vmscope-agent" REPLAY="$ROOT/$BIN/vmscope-replay"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+OUT="$ROOT/tests/out"
+rm -rf "$OUT"
+mkdir -p "$OUT"
+chmod 0755 "$OUT"
+
+export PG_DIR="$OUT/pg"
+export PG_PORT=$(scripts/freeport.sh)
+cleanup() { scripts/pg.sh stop "$PG_DIR"; }
+trap cleanup EXIT
+if ! VMSCOPE_TEST_DB=$(VMSCOPE_PG_FSYNC=off scripts/pg.sh start "$PG_DIR" "$PG_PORT"); then
+	echo "test: could not start PostgreSQL" >&2
+	exit 1
+fi
+export VMSCOPE_TEST_DB
+
+passed=0
+failed=0
+failures=()
+run_one() {
+	local name=$1; shift
+	local log="$OUT/$(echo "$name" | tr '/' '_').log"
+	local t0=$SECONDS
+	if "$@" >"$log" 2>&1; then
+		passed=$((passed + 1))
+		printf 'ok    %-40s %3ds  %s\n' "$name" $((SECONDS - t0)) "$(grep -E '[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)"
+	else
+		failed=$((failed + 1))
+		failures+=("$name")
+		printf 'FAIL  %-40s %3ds\n' "$name" $((SECONDS - t0))
+		tail -40 "$log" | sed 's/^/      /'
+	fi
+}
+
+for t in "$BIN"/tests/test_*; do
+	[ -x "$t" ] && run_one "unit/$(basename "$t")" "$t"
+done
+for t in tests/*.sh tests/e2e/*.sh; do
+	[ -x "$t" ] || continue
+	case "$(basename "$t")" in test_*|*_test.sh) run_one "$t" "$t" ;; esac
+done
+
+echo
+echo "test programs: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] || { echo "failed: ${failures[*]}"; exit 1; }
