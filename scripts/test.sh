@@ -3,8 +3,8 @@
 # and a throwaway PostgreSQL on a free port, stopped at the end.
 #
 # Runs, in order: unit-test binaries (bin/san/tests/test_*), then every
-# executable tests/*.sh and tests/e2e/*.sh whose name starts with "test_" or
-# ends in "_test.sh". Each gets in its environment:
+# executable tests/*.sh and tests/e2e/*.sh (names starting with "_" are
+# helpers, not tests). Each gets in its environment:
 #   BIN=bin/san SERVER AGENT REPLAY   the binaries to test
 #   VMSCOPE_TEST_DB                   conninfo of the throwaway cluster
 #   PG_DIR PG_PORT                    to stop/start it (scripts/pg.sh)
@@ -56,7 +56,7 @@ for t in "$BIN"/tests/test_*; do
 done
 for t in tests/*.sh tests/e2e/*.sh; do
 	[ -x "$t" ] || continue
-	case "$(basename "$t")" in test_*|*_test.sh) run_one "$t" "$t" ;; esac
+	case "$(basename "$t")" in _*) ;; *) run_one "$t" "$t" ;; esac
 done
 
 echo
