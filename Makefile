@@ -70,6 +70,15 @@ $(BIN)/tests/%: $(OUT)/tests/unit/%.o $(SERVER_OBJ) $(AGENT_LIB_OBJ) $(COMMON_OB
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
+# Benchmarks: bench/gen.c is shared by the load generator and the bulk loader.
+$(BIN)/vmscope-loadgen: $(OUT)/bench/loadgen.o $(OUT)/bench/gen.o $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BIN)/vmscope-bulkload: $(OUT)/bench/bulkload.o $(OUT)/bench/gen.o $(SERVER_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
 deps:
 	@scripts/deps.sh
 

@@ -1,0 +1,221 @@
+/* gen.c - synthetic host model for the benchmarks (see gen.h). */
+#include "gen.h"
+#include "dict.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const vmstat_names[] = { "nr_free_pages", "nr_free_pages_blocks", "nr_zone_inactive_anon", "nr_zone_active_anon", "nr_zone_inactive_file", "nr_zone_active_file", "nr_zone_unevictable", "nr_zone_write_pending", "nr_mlock", "nr_zspages", "nr_free_cma", "numa_hit", "numa_miss", "numa_foreign", "numa_interleave", "numa_local", "numa_other", "nr_inactive_anon", "nr_active_anon", "nr_inactive_file", "nr_active_file", "nr_unevictable", "nr_slab_reclaimable", "nr_slab_unreclaimable", "nr_isolated_anon", "nr_isolated_file", "workingset_nodes", "workingset_refault_anon", "workingset_refault_file", "workingset_activate_anon", "workingset_activate_file", "workingset_restore_anon", "workingset_restore_file", "workingset_nodereclaim", "nr_anon_pages", "nr_mapped", "nr_file_pages", "nr_dirty", "nr_writeback", "nr_shmem", "nr_shmem_hugepages", "nr_shmem_pmdmapped", "nr_file_hugepages", "nr_file_pmdmapped", "nr_anon_transparent_hugepages", "nr_vmscan_write", "nr_vmscan_immediate_reclaim", "nr_dirtied", "nr_written", "nr_throttled_written", "nr_kernel_misc_reclaimable", "nr_foll_pin_acquired", "nr_foll_pin_released", "nr_kernel_stack", "nr_page_table_pages", "nr_sec_page_table_pages", "nr_iommu_pages", "nr_swapcached", "pgpromote_success", "pgpromote_candidate", "pgpromote_candidate_nrl", "pgdemote_kswapd", "pgdemote_direct", "pgdemote_khugepaged", "pgdemote_proactive", "nr_hugetlb", "nr_balloon_pages", "nr_kernel_file_pages", "nr_dirty_threshold", "nr_dirty_background_threshold", "nr_memmap_pages", "nr_memmap_boot_pages", "pgpgin", "pgpgout", "pswpin", "pswpout", "pgalloc_dma", "pgalloc_dma32", "pgalloc_normal", "pgalloc_movable", "pgalloc_device", "allocstall_dma", "allocstall_dma32", "allocstall_normal", "allocstall_movable", "allocstall_device", "pgskip_dma", "pgskip_dma32", "pgskip_normal", "pgskip_movable", "pgskip_device", "pgfree", "pgactivate", "pgdeactivate", "pglazyfree", "pgfault", "pgmajfault", "pglazyfreed", "pgrefill", "pgreuse", "pgsteal_kswapd", "pgsteal_direct", "pgsteal_khugepaged", "pgsteal_proactive", "pgscan_kswapd", "pgscan_direct", "pgscan_khugepaged", "pgscan_proactive", "pgscan_direct_throttle", "pgscan_anon", "pgscan_file", "pgsteal_anon", "pgsteal_file", "zone_reclaim_success", "zone_reclaim_failed", "pginodesteal", "slabs_scanned", "kswapd_inodesteal", "kswapd_low_wmark_hit_quickly", "kswapd_high_wmark_hit_quickly", "pageoutrun", "pgrotated", "drop_pagecache", "drop_slab", "oom_kill", "numa_pte_updates", "numa_huge_pte_updates", "numa_hint_faults", "numa_hint_faults_local", "numa_pages_migrated", "pgmigrate_success", "pgmigrate_fail", "thp_migration_success", "thp_migration_fail", "thp_migration_split", "compact_migrate_scanned", "compact_free_scanned", "compact_isolated", "compact_stall", "compact_fail", "compact_success", "compact_daemon_wake", "compact_daemon_migrate_scanned", "compact_daemon_free_scanned", "htlb_buddy_alloc_success", "htlb_buddy_alloc_fail", "unevictable_pgs_culled", "unevictable_pgs_scanned", "unevictable_pgs_rescued", "unevictable_pgs_mlocked", "unevictable_pgs_munlocked", "unevictable_pgs_cleared", "unevictable_pgs_stranded", "thp_fault_alloc", "thp_fault_fallback", "thp_fault_fallback_charge", "thp_collapse_alloc", "thp_collapse_alloc_failed", "thp_file_alloc", "thp_file_fallback", "thp_file_fallback_charge", "thp_file_mapped", "thp_split_page", "thp_split_page_failed", "thp_deferred_split_page", "thp_underused_split_page", "thp_split_pmd", "thp_scan_exceed_none_pte", "thp_scan_exceed_swap_pte", "thp_scan_exceed_share_pte", "thp_split_pud", "thp_zero_page_alloc", "thp_zero_page_alloc_failed", "thp_swpout", "thp_swpout_fallback", "balloon_inflate", "balloon_deflate", "balloon_migrate", "swap_ra", "swap_ra_hit", "swpin_zero", "swpout_zero", "ksm_swpin_copy", "cow_ksm", "zswpin", "zswpout", "zswpwb", "direct_map_level2_splits", "direct_map_level3_splits", "direct_map_level2_collapses", "direct_map_level3_collapses", "nr_unstable",  };
+static const char *const meminfo_names[] = { "MemTotal", "MemFree", "MemAvailable", "Buffers", "Cached", "SwapCached", "Active", "Inactive", "Active(anon)", "Inactive(anon)", "Active(file)", "Inactive(file)", "Unevictable", "Mlocked", "SwapTotal", "SwapFree", "Zswap", "Zswapped", "Dirty", "Writeback", "AnonPages", "Mapped", "Shmem", "KReclaimable", "Slab", "SReclaimable", "SUnreclaim", "KernelStack", "PageTables", "SecPageTables", "NFS_Unstable", "Bounce", "WritebackTmp", "CommitLimit", "Committed_AS", "VmallocTotal", "VmallocUsed", "VmallocChunk", "Percpu", "AnonHugePages", "ShmemHugePages", "ShmemPmdMapped", "FileHugePages", "FilePmdMapped", "Balloon", "HugePages_Total", "HugePages_Free", "HugePages_Rsvd", "HugePages_Surp", "Hugepagesize", "Hugetlb", "DirectMap4k", "DirectMap2M",  };
+static const char *const cgstat_names[] = {
+	"anon", "file", "kernel", "kernel_stack", "pagetables", "sec_pagetables", "percpu",
+	"sock", "vmalloc", "shmem", "zswap", "zswapped", "file_mapped", "file_dirty",
+	"file_writeback", "swapcached", "anon_thp", "file_thp", "shmem_thp", "inactive_anon",
+	"active_anon", "inactive_file", "active_file", "unevictable", "slab_reclaimable",
+	"slab_unreclaimable", "slab", "workingset_refault_anon", "workingset_refault_file",
+	"workingset_activate_anon", "workingset_activate_file", "workingset_restore_anon",
+	"workingset_restore_file", "workingset_nodereclaim", "pgscan", "pgsteal",
+	"pgscan_kswapd", "pgscan_direct", "pgscan_khugepaged", "pgsteal_kswapd",
+	"pgsteal_direct", "pgsteal_khugepaged", "pgfault", "pgmajfault", "pgrefill",
+	"pgactivate", "pgdeactivate", "pglazyfree", "pglazyfreed", "zswpin", "zswpout",
+	"thp_fault_alloc", "thp_collapse_alloc",
+};
+static const char *const cgevent_names[] = { "low", "high", "max", "oom", "oom_kill", "oom_group_kill" };
+
+#define NVM (sizeof(vmstat_names) / sizeof(vmstat_names[0]))
+#define NMI (sizeof(meminfo_names) / sizeof(meminfo_names[0]))
+#define NCS (sizeof(cgstat_names) / sizeof(cgstat_names[0]))
+#define NCE (sizeof(cgevent_names) / sizeof(cgevent_names[0]))
+
+/* How a value moves per second: 0 flat, >0 counter growing by up to that
+ * many, <0 gauge wandering by up to that many. One in four counters moves. */
+struct gen_cg {
+	char path[64];
+	int64_t stat[NCS], events[NCE], psi_total[2], current, max;
+};
+
+struct gen_host {
+	char name[64];
+	uint64_t rng;
+	uint64_t boot;	/* fixed per host: part of its boot_id */
+	int64_t vm[NVM], vm_rate[NVM];
+	int64_t mi[NMI], mi_rate[NMI];
+	int64_t psi_total[3][2];
+	int ncg;
+	struct gen_cg *cg;
+};
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+struct gen_host *gen_host_new(const char *name, int ncg, uint64_t seed)
+{
+	struct gen_host *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	h->rng = seed * 2654435761u + 88172645463325252ULL;
+	h->boot = seed & 0xffffffffffffULL;
+	for (size_t i = 0; i < NVM; i++) {
+		h->vm[i] = (int64_t)(rnd(&h->rng) % 100000000);
+		uint64_t r = rnd(&h->rng) % 8;
+		bool gauge = strncmp(vmstat_names[i], "nr_", 3) == 0;
+		h->vm_rate[i] = r < 2 ? (gauge ? -(int64_t)(rnd(&h->rng) % 500) : (int64_t)(rnd(&h->rng) % 5000)) : 0;
+	}
+	for (size_t i = 0; i < NMI; i++) {
+		h->mi[i] = (int64_t)(rnd(&h->rng) % 30000000);
+		h->mi_rate[i] = rnd(&h->rng) % 3 == 0 ? -(int64_t)(rnd(&h->rng) % 2000) : 0;
+	}
+	h->ncg = ncg;
+	h->cg = calloc((size_t)(ncg ? ncg : 1), sizeof(*h->cg));
+	if (!h->cg) {
+		free(h);
+		return NULL;
+	}
+	for (int c = 0; c < ncg; c++) {
+		struct gen_cg *g = &h->cg[c];
+		snprintf(g->path, sizeof(g->path), c < 4 ? "/system.slice" : "/system.slice/svc-%02d.service", c);
+		if (c > 0 && c < 4)
+			snprintf(g->path, sizeof(g->path), c == 1 ? "/user.slice" : c == 2 ? "/init.scope" : "/machine.slice");
+		for (size_t i = 0; i < NCS; i++)
+			g->stat[i] = (int64_t)(rnd(&h->rng) % 1000000000);
+		g->current = (int64_t)(rnd(&h->rng) % 4000000000LL);
+		g->max = c % 3 == 0 ? SAMPLE_NULL : 8589934592LL;
+	}
+	return h;
+}
+
+void gen_host_free(struct gen_host *h)
+{
+	if (!h)
+		return;
+	free(h->cg);
+	free(h);
+}
+
+/* moves v by rate over dt: counters grow, gauges wander but stay >= 0 */
+static int64_t move(uint64_t *rng, int64_t v, int64_t rate, int64_t dt_ms)
+{
+	if (rate == 0)
+		return v;
+	int64_t span = (rate < 0 ? -rate : rate) * dt_ms / 1000 + 1;
+	int64_t d = (int64_t)(rnd(rng) % (uint64_t)span);
+	if (rate > 0)
+		return v + d;
+	v += (rnd(rng) & 1) ? d : -d;
+	return v < 0 ? 0 : v;
+}
+
+void gen_host_step(struct gen_host *h, int64_t dt_ms)
+{
+	for (size_t i = 0; i < NVM; i++)
+		h->vm[i] = move(&h->rng, h->vm[i], h->vm_rate[i], dt_ms);
+	for (size_t i = 0; i < NMI; i++)
+		h->mi[i] = move(&h->rng, h->mi[i], h->mi_rate[i], dt_ms);
+	for (int r = 0; r < 3; r++)
+		h->psi_total[r][0] += (int64_t)(rnd(&h->rng) % 50) * dt_ms / 1000;
+	for (int c = 0; c < h->ncg; c++) {
+		struct gen_cg *g = &h->cg[c];
+		for (size_t i = 0; i < NCS; i += 4)
+			g->stat[i] = move(&h->rng, g->stat[i], i > 26 ? 200 : -4096, dt_ms);
+		g->current = move(&h->rng, g->current, -100000, dt_ms);
+		g->psi_total[0] += (int64_t)(rnd(&h->rng) % 20) * dt_ms / 1000;
+	}
+}
+
+/* appends with bounds checking; returns -1 once the buffer is full */
+static int put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*len >= cap)
+		return -1;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= cap - *len)
+		return -1;
+	*len += (size_t)n;
+	return 0;
+}
+
+int gen_host_json(const struct gen_host *h, int64_t ts_ms, char *buf, size_t cap)
+{
+	size_t len = 0;
+	int rc = 0;
+	static const char *const res[] = { "memory", "io", "cpu" };
+
+	rc |= put(buf, cap, &len, "{\"host\":\"%s\",\"boot_id\":\"5f1c3a9e-0000-4000-8000-%012llx\","
+		  "\"ts\":%lld.%03lld,\"interval_s\":10,\"kernel\":\"6.1.0-18-amd64\",\"page_size\":4096,"
+		  "\"agent_version\":\"bench\",\"labels\":{\"role\":\"bench\"},\"vmstat\":{",
+		  h->name, (unsigned long long)h->boot, (long long)(ts_ms / 1000),
+		  (long long)(ts_ms % 1000));
+	for (size_t i = 0; i < NVM; i++)
+		rc |= put(buf, cap, &len, "%s\"%s\":%lld", i ? "," : "", vmstat_names[i], (long long)h->vm[i]);
+	rc |= put(buf, cap, &len, "},\"meminfo\":{");
+	for (size_t i = 0; i < NMI; i++)
+		rc |= put(buf, cap, &len, "%s\"%s\":%lld", i ? "," : "", meminfo_names[i], (long long)h->mi[i]);
+	rc |= put(buf, cap, &len, "},\"psi\":{");
+	for (int r = 0; r < 3; r++)
+		rc |= put(buf, cap, &len, "%s\"%s\":{\"some\":{\"avg10\":0.%02d,\"avg60\":0.00,\"avg300\":0.00,\"total\":%lld},"
+			  "\"full\":{\"avg10\":0.00,\"avg60\":0.00,\"avg300\":0.00,\"total\":%lld}}",
+			  r ? "," : "", res[r], (int)(h->psi_total[r][0] % 7), (long long)h->psi_total[r][0],
+			  (long long)h->psi_total[r][1]);
+	rc |= put(buf, cap, &len, "},\"settings\":{\"vm.swappiness\":60,\"vm.dirty_ratio\":20,"
+		  "\"vm.dirty_background_ratio\":10,\"vm.dirty_bytes\":0,\"vm.dirty_background_bytes\":0,"
+		  "\"vm.min_free_kbytes\":67584,\"vm.watermark_scale_factor\":10},\"cgroups\":[");
+	for (int c = 0; c < h->ncg; c++) {
+		const struct gen_cg *g = &h->cg[c];
+		rc |= put(buf, cap, &len, "%s{\"path\":\"%s\",\"version\":2,\"memory_stat\":{", c ? "," : "", g->path);
+		for (size_t i = 0; i < NCS; i++)
+			rc |= put(buf, cap, &len, "%s\"%s\":%lld", i ? "," : "", cgstat_names[i], (long long)g->stat[i]);
+		rc |= put(buf, cap, &len, "},\"events\":{");
+		for (size_t i = 0; i < NCE; i++)
+			rc |= put(buf, cap, &len, "%s\"%s\":%lld", i ? "," : "", cgevent_names[i], (long long)g->events[i]);
+		rc |= put(buf, cap, &len, "},\"psi\":{\"some\":{\"avg10\":0.00,\"avg60\":0.00,\"avg300\":0.00,\"total\":%lld},"
+			  "\"full\":{\"avg10\":0.00,\"avg60\":0.00,\"avg300\":0.00,\"total\":%lld}},"
+			  "\"memory_current\":%lld,", (long long)g->psi_total[0], (long long)g->psi_total[1],
+			  (long long)g->current);
+		if (g->max == SAMPLE_NULL)
+			rc |= put(buf, cap, &len, "\"memory_max\":null,\"swap_current\":0}");
+		else
+			rc |= put(buf, cap, &len, "\"memory_max\":%lld,\"swap_current\":0}", (long long)g->max);
+	}
+	rc |= put(buf, cap, &len, "]}");
+	return rc ? -1 : (int)len;
+}
+
+int gen_host_sample(const struct gen_host *h, int64_t ts_ms, struct sample *s)
+{
+	/* One path for both outputs: render JSON, then validate it like ingest
+	 * would. The bulk loader is not CPU-bound on this. */
+	size_t cap = 256 * 1024;
+	char *buf = malloc(cap);
+	char err[SAMPLE_ERR_MAX];
+	json_error_t je;
+	int rc = -1;
+
+	sample_init(s);
+	if (!buf)
+		return -1;
+	int n = gen_host_json(h, ts_ms, buf, cap);
+	json_t *j = n > 0 ? json_loadb(buf, (size_t)n, 0, &je) : NULL;
+	if (j && sample_from_json(s, j, err) == 0)
+		rc = 0;
+	else if (j)
+		fprintf(stderr, "gen: %s\n", err);
+	json_decref(j);
+	free(buf);
+	return rc;
+}

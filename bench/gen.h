@@ -1,0 +1,36 @@
+/* gen.h - synthetic but realistic hosts for benchmarks.
+ *
+ * A generated host carries the full vmstat of a 6.x kernel (~190 counters),
+ * meminfo, PSI and N memory cgroups (v2), and evolves them the way a busy
+ * machine does: most counters flat, some growing, gauges wandering. Both the
+ * load generator (JSON over HTTP) and the bulk loader (straight into the
+ * storage layer) use it, so the two phases of `make bench` store the same
+ * shape of data.
+ */
+#ifndef VMSCOPE_GEN_H
+#define VMSCOPE_GEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sample.h"
+
+struct gen_host;
+
+/* A host named name with ncg cgroups, seeded for reproducibility. NULL on
+ * allocation failure. Free with gen_host_free. */
+struct gen_host *gen_host_new(const char *name, int ncg, uint64_t seed);
+void gen_host_free(struct gen_host *h);
+
+/* Advances the host by dt_ms of simulated time. */
+void gen_host_step(struct gen_host *h, int64_t dt_ms);
+
+/* Renders the current state as one contract JSON object at ts_ms into buf
+ * (cap bytes). Returns the length, or -1 when it does not fit. */
+int gen_host_json(const struct gen_host *h, int64_t ts_ms, char *buf, size_t cap);
+
+/* Fills s (initialised by the function; release with sample_release) with
+ * the current state at ts_ms. Returns 0, or -1 when out of memory. */
+int gen_host_sample(const struct gen_host *h, int64_t ts_ms, struct sample *s);
+
+#endif

@@ -1,0 +1,224 @@
+/* loadgen.c - many simulated agents posting realistic samples to a server.
+ *
+ * Closed loop (default): --concurrency requests in flight, each the next
+ * host's next sample, as fast as the server answers: measures sustained
+ * samples/s. Open loop (--rate N): requests started at N samples/s whatever
+ * the answers: measures latency at a given load. Prints a summary and, with
+ * --json, one JSON line for scripts.
+ */
+#include "gen.h"
+
+#include <curl/curl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct opts {
+	const char *server, *token;
+	int hosts, cgroups, concurrency, batch;
+	double duration, rate;
+	int json;
+};
+
+struct slot {
+	CURL *easy;
+	struct curl_slist *hdr;
+	char *body;
+	size_t cap, len;
+	double t0;
+	int nsamples;
+	int busy;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static size_t sink(char *p, size_t sz, size_t n, void *ud)
+{
+	(void)p; (void)ud;
+	return sz * n;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: vmscope-loadgen --server URL [--token T] [--hosts N] [--cgroups N]\n"
+		"       [--duration S] [--concurrency N] [--batch N] [--rate SAMPLES_PER_S] [--json]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { NULL, NULL, 2000, 20, 16, 1, 30, 0, 0 };
+	static const struct option lo[] = {
+		{ "server", required_argument, 0, 's' }, { "token", required_argument, 0, 't' },
+		{ "hosts", required_argument, 0, 'H' }, { "cgroups", required_argument, 0, 'c' },
+		{ "duration", required_argument, 0, 'd' }, { "concurrency", required_argument, 0, 'C' },
+		{ "batch", required_argument, 0, 'b' }, { "rate", required_argument, 0, 'r' },
+		{ "json", no_argument, 0, 'j' }, { 0, 0, 0, 0 },
+	};
+	int ch;
+	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (ch) {
+		case 's': o.server = optarg; break;
+		case 't': o.token = optarg; break;
+		case 'H': o.hosts = atoi(optarg); break;
+		case 'c': o.cgroups = atoi(optarg); break;
+		case 'd': o.duration = atof(optarg); break;
+		case 'C': o.concurrency = atoi(optarg); break;
+		case 'b': o.batch = atoi(optarg); break;
+		case 'r': o.rate = atof(optarg); break;
+		case 'j': o.json = 1; break;
+		default: usage();
+		}
+	}
+	if (!o.server || o.hosts < 1 || o.concurrency < 1 || o.batch < 1 || o.duration <= 0)
+		usage();
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	char url[512];
+	snprintf(url, sizeof(url), "%s/api/v1/samples", o.server);
+	char auth[512];
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", o.token ? o.token : "");
+
+	struct gen_host **hosts = calloc((size_t)o.hosts, sizeof(*hosts));
+	int64_t *next_ts = calloc((size_t)o.hosts, sizeof(*next_ts));
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	int64_t base_ms = (int64_t)wall.tv_sec * 1000 - 3600 * 1000;	/* an hour ago */
+	for (int i = 0; i < o.hosts; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "bench-%05d", i);
+		hosts[i] = gen_host_new(name, o.cgroups, (uint64_t)i + 1);
+		if (!hosts[i]) {
+			fprintf(stderr, "loadgen: out of memory\n");
+			return 1;
+		}
+		next_ts[i] = base_ms + (i % 10000);
+	}
+
+	CURLM *multi = curl_multi_init();
+	struct slot *slots = calloc((size_t)o.concurrency, sizeof(*slots));
+	size_t lat_cap = 1 << 20, nlat = 0;
+	double *lat = malloc(lat_cap * sizeof(*lat));
+	long long ok_samples = 0, bad = 0, sent = 0;
+	int next_host = 0;
+	for (int i = 0; i < o.concurrency; i++) {
+		slots[i].easy = curl_easy_init();
+		slots[i].cap = (size_t)o.batch * 64 * 1024 + 16;
+		slots[i].body = malloc(slots[i].cap);
+		slots[i].hdr = curl_slist_append(NULL, "Content-Type: application/json");
+		slots[i].hdr = curl_slist_append(slots[i].hdr, auth);
+		slots[i].hdr = curl_slist_append(slots[i].hdr, "Expect:");
+		curl_easy_setopt(slots[i].easy, CURLOPT_URL, url);
+		curl_easy_setopt(slots[i].easy, CURLOPT_HTTPHEADER, slots[i].hdr);
+		curl_easy_setopt(slots[i].easy, CURLOPT_WRITEFUNCTION, sink);
+		curl_easy_setopt(slots[i].easy, CURLOPT_PRIVATE, &slots[i]);
+		curl_easy_setopt(slots[i].easy, CURLOPT_TIMEOUT, 30L);
+	}
+
+	double start = now_s(), end = start + o.duration;
+	double next_start = start;	/* open loop: when the next request is due */
+	for (;;) {
+		double t = now_s();
+		int running = 0;
+		for (int i = 0; i < o.concurrency && t < end; i++) {
+			struct slot *sl = &slots[i];
+			if (sl->busy)
+				continue;
+			if (o.rate > 0 && t < next_start)
+				break;
+			/* build a batch of the next hosts' next samples */
+			size_t len = 0;
+			sl->body[len++] = '[';
+			for (int b = 0; b < o.batch; b++) {
+				int h = next_host;
+				next_host = (next_host + 1) % o.hosts;
+				gen_host_step(hosts[h], 10000);
+				int n = gen_host_json(hosts[h], next_ts[h], sl->body + len, sl->cap - len - 2);
+				next_ts[h] += 10000;
+				if (n < 0) {
+					fprintf(stderr, "loadgen: sample too large\n");
+					return 1;
+				}
+				len += (size_t)n;
+				sl->body[len++] = b + 1 < o.batch ? ',' : ']';
+			}
+			sl->len = len;
+			sl->nsamples = o.batch;
+			curl_easy_setopt(sl->easy, CURLOPT_POSTFIELDS, sl->body);
+			curl_easy_setopt(sl->easy, CURLOPT_POSTFIELDSIZE, (long)sl->len);
+			sl->t0 = now_s();
+			sl->busy = 1;
+			sent += o.batch;
+			curl_multi_add_handle(multi, sl->easy);
+			if (o.rate > 0)
+				next_start += o.batch / o.rate;
+		}
+		curl_multi_perform(multi, &running);
+		CURLMsg *m;
+		int q;
+		while ((m = curl_multi_info_read(multi, &q))) {
+			if (m->msg != CURLMSG_DONE)
+				continue;
+			struct slot *sl;
+			long code = 0;
+			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&sl);
+			curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &code);
+			if (m->data.result == CURLE_OK && code == 202) {
+				ok_samples += sl->nsamples;
+				if (nlat < lat_cap)
+					lat[nlat++] = now_s() - sl->t0;
+			} else {
+				if (bad < 5)
+					fprintf(stderr, "loadgen: answer %ld (%s)\n", code,
+						curl_easy_strerror(m->data.result));
+				bad++;
+			}
+			curl_multi_remove_handle(multi, m->easy_handle);
+			sl->busy = 0;
+		}
+		if (now_s() >= end && running == 0)
+			break;
+		curl_multi_poll(multi, NULL, 0, 5, NULL);
+	}
+	double elapsed = now_s() - start;
+	qsort(lat, nlat, sizeof(*lat), cmp_d);
+	double p50 = nlat ? lat[nlat / 2] * 1000 : NAN, p99 = nlat ? lat[(size_t)(nlat * 0.99)] * 1000 : NAN;
+	double rate = ok_samples / elapsed;
+	if (o.json)
+		printf("{\"samples_ok\":%lld,\"requests_failed\":%lld,\"seconds\":%.2f,\"samples_per_s\":%.1f,"
+		       "\"p50_ms\":%.2f,\"p99_ms\":%.2f,\"batch\":%d,\"concurrency\":%d,\"target_rate\":%.0f}\n",
+		       ok_samples, bad, elapsed, rate, p50, p99, o.batch, o.concurrency, o.rate);
+	else
+		printf("accepted %lld samples in %.1f s: %.0f samples/s; %lld failed requests; "
+		       "latency p50 %.2f ms, p99 %.2f ms (batch %d, concurrency %d)\n",
+		       ok_samples, elapsed, rate, bad, p50, p99, o.batch, o.concurrency);
+	for (int i = 0; i < o.concurrency; i++) {
+		curl_easy_cleanup(slots[i].easy);
+		curl_slist_free_all(slots[i].hdr);
+		free(slots[i].body);
+	}
+	for (int i = 0; i < o.hosts; i++)
+		gen_host_free(hosts[i]);
+	free(hosts);
+	free(next_ts);
+	free(slots);
+	free(lat);
+	curl_multi_cleanup(multi);
+	curl_global_cleanup();
+	(void)sent;
+	return bad && !ok_samples ? 1 : 0;
+}
