@@ -70,9 +70,30 @@ int store_put_samples(struct store *st, const struct sample *s, size_t n,
 		      const struct store_tx_hook *hook, size_t *nfresh, char *err, size_t errlen);
 
 /* GET /api/v1/hosts: *out = new reference to
- * {"hosts":[{"host","last_seen","boot_id","kernel","labels","cgroups":N,
- *            "samples":N}, ...]} sorted by host. */
+ * {"hosts":[{"host","last_seen","last_seen_ts","boot_id","kernel",
+ *            "agent_version","labels","cgroups":N,"samples":N}, ...]}
+ * sorted by host (docs/api.md). */
 int store_hosts(struct store *st, json_t **out, char *err, size_t errlen);
+
+/* GET /api/v1/hosts/{host}: *out = one object as in store_hosts.
+ * STORE_ENOTFOUND when the host never posted. */
+int store_host(struct store *st, const char *host, json_t **out, char *err, size_t errlen);
+
+/* GET /api/v1/hosts/{host}/cgroups: *out = {"host","cgroups":[{"path",
+ * "version","last_seen","last_seen_ts"}]} sorted by path. */
+int store_cgroups(struct store *st, const char *host, json_t **out, char *err, size_t errlen);
+
+/* GET /api/v1/hosts/{host}/metrics: *out = {"host","cgroup","metrics":
+ * [{"name","kind"}]}; cgroup NULL for host level. */
+int store_metrics(struct store *st, const char *host, const char *cgroup, json_t **out,
+		  char *err, size_t errlen);
+
+/* Drops raw partitions older than the retention (never a big DELETE);
+ * called periodically by the server. *ndropped receives the count. */
+int store_drop_expired(struct store *st, int64_t now_ms, int *ndropped, char *err, size_t errlen);
+
+/* The oldest ts (ms) the store accepts: now - retention. */
+int64_t store_oldest_accepted_ms(const struct store *st, int64_t now_ms);
 
 struct series_query {
 	const char *host;
@@ -86,7 +107,8 @@ struct series_query {
  * for gauges (the storage layer keeps the counter/gauge table), correct
  * across counter resets and boot_id changes. *out = new reference to
  * {"host","cgroup","metric","kind":"rate"|"gauge","unit","points":[[ts_s, v|null], ...]}
- * or, when downsampled, points of [ts_s, avg, min, max]. */
+ * or, when downsampled, points of [ts_s, avg, min, max] (docs/api.md).
+ * Unknown host: STORE_ENOTFOUND; unknown metric: empty points. */
 int store_series(struct store *st, const struct series_query *q, json_t **out,
 		 char *err, size_t errlen);
 
@@ -97,7 +119,8 @@ struct alert_query {
 	int limit;		/* 1..10000 */
 };
 
-/* GET /api/v1/alerts as CONTRACT.md §3: *out = new reference to {"alerts":[...]}. */
+/* GET /api/v1/alerts as CONTRACT.md §3: *out = new reference to {"alerts":[...]}.
+ * Implemented by the detectors (server/alert_store.c), which own the table. */
 int store_alerts(struct store *st, const struct alert_query *q, json_t **out,
 		 char *err, size_t errlen);
 
