@@ -44,7 +44,7 @@ ifneq ($(wildcard server/replay_main.c),)
 PROGS += $(BIN)/vmscope-replay
 endif
 
-.PHONY: all deps run test unit test-san bench bench-agent fuzz install clean
+.PHONY: all deps run test unit test-san bench bench-agent fuzz fuzz-build install clean
 all: $(PROGS) $(TEST_BINS)
 
 $(OUT)/%.o: %.c
@@ -79,6 +79,23 @@ $(BIN)/vmscope-bulkload: $(OUT)/bench/bulkload.o $(OUT)/bench/gen.o $(SERVER_OBJ
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
+# Fuzzing (libFuzzer, clang, ASan+UBSan): one binary per tests/fuzz/fuzz_*.c,
+# linked with common/ and the agent's parsers. `make fuzz` runs each for
+# FUZZ_SECONDS; `make test` runs a short budget (tests/fuzz_short.sh).
+FUZZ_CC    ?= clang
+FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1
+FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS  := $(FUZZ_SRC:tests/fuzz/%.c=bin/fuzz/%)
+FUZZ_LIB   := $(COMMON_SRC) $(filter-out agent/main.c,$(AGENT_SRC))
+bin/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(wildcard common/*.h agent/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(STD) $(FUZZ_FLAGS) -Wall -Wextra -Werror -Icommon -Iagent $(PKG_CFLAGS) \
+		-o $@ $< $(FUZZ_LIB) $(PKG_LIBS)
+fuzz-build: $(FUZZ_BINS)
+fuzz: deps
+	@$(MAKE) --no-print-directory fuzz-build
+	@scripts/fuzz.sh $${FUZZ_SECONDS:-300}
+
 deps:
 	@scripts/deps.sh
 
@@ -89,6 +106,7 @@ run: deps
 test: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined all
+	@$(MAKE) --no-print-directory fuzz-build
 	@scripts/test.sh
 
 bench: deps

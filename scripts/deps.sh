@@ -6,6 +6,7 @@ set -euo pipefail
 
 PKGS=(
 	gcc make pkg-config            # build
+	clang libclang-rt-14-dev       # fuzzing (libFuzzer + sanitizers)
 	libmicrohttpd-dev libjansson-dev libpq-dev libcurl4-openssl-dev zlib1g-dev
 	postgresql                     # server-side database (own cluster, own port)
 	curl python3 util-linux procps # scripts and tests (runuser, pkill-free PID handling)
