@@ -113,6 +113,23 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/run.sh
 
+# Install the programs, schema, dashboard and units under PREFIX (default
+# /usr/local); DESTDIR for packaging. The server finds its schema and web
+# files in PREFIX/share/vmscope unless --schema / --web say otherwise.
+PREFIX  ?= /usr/local
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/vmscope/schema \
+		$(DESTDIR)$(PREFIX)/share/vmscope/web $(DESTDIR)$(PREFIX)/share/doc/vmscope \
+		$(DESTDIR)/etc/vmscope $(DESTDIR)/lib/systemd/system
+	install -m 0755 bin/vmscope-server bin/vmscope-agent $(DESTDIR)$(PREFIX)/bin/
+	[ ! -x bin/vmscope-replay ] || install -m 0755 bin/vmscope-replay $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 schema/*.sql $(DESTDIR)$(PREFIX)/share/vmscope/schema/
+	cp -r web/. $(DESTDIR)$(PREFIX)/share/vmscope/web/
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/vmscope/
+	install -m 0644 deploy/*.service $(DESTDIR)/lib/systemd/system/
+	for f in deploy/*.example; do b=$$(basename $$f .example); \
+		[ -e $(DESTDIR)/etc/vmscope/$$b ] || install -m 0640 $$f $(DESTDIR)/etc/vmscope/$$b; done
+
 clean:
 	rm -rf build bin
 
