@@ -26,7 +26,7 @@ else
   BIN      := bin
 endif
 
-CFLAGS  += $(STD) $(OPT) $(WARN) $(SANFLAGS) -Icommon $(PKG_CFLAGS)
+CFLAGS  += $(STD) $(OPT) $(WARN) $(SANFLAGS) -Icommon -Iserver -Iagent $(PKG_CFLAGS)
 LDFLAGS += $(SANFLAGS)
 
 COMMON_SRC := $(wildcard common/*.c)
@@ -44,7 +44,7 @@ ifneq ($(wildcard server/replay_main.c),)
 PROGS += $(BIN)/vmscope-replay
 endif
 
-.PHONY: all deps run test unit test-san bench bench-agent fuzz fuzz-build install clean
+.PHONY: all deps run test unit test-san bench bench-agent fuzz fuzz-build bench-build install clean
 all: $(PROGS) $(TEST_BINS)
 
 $(OUT)/%.o: %.c
@@ -109,9 +109,14 @@ test: deps
 	@$(MAKE) --no-print-directory fuzz-build
 	@scripts/test.sh
 
+BENCH_BINS := $(BIN)/vmscope-loadgen $(BIN)/vmscope-bulkload
+bench-build: $(BENCH_BINS)
 bench: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all bench-build
 	@bench/run.sh
+bench-agent: deps
+	@$(MAKE) --no-print-directory all
+	@bench/agent_footprint.sh
 
 # Install the programs, schema, dashboard and units under PREFIX (default
 # /usr/local); DESTDIR for packaging. The server finds its schema and web
