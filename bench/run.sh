@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# run.sh - `make bench`: fleet-scale ingest and query benchmark on this machine.
+#
+# Starts a PostgreSQL of its own (fsync on, as in production) and the release
+# server, then:
+#  1. ingest, closed loop: BENCH_HOSTS (2000) simulated agents, full 6.x vmstat,
+#     meminfo, PSI and 20 cgroups per sample, one sample per request, for
+#     BENCH_INGEST_S (60) seconds: samples/s, p50/p99, CPU seconds of the server
+#     and of PostgreSQL per 1,000 samples, bytes on disk per sample;
+#  2. ingest, open loop at 1,000 samples/s: p50/p99 latency;
+#  3. host-level only (no cgroups) for BENCH_SIZE_S (20) s: bytes per host-level sample;
+#  4. bulk-loads BENCH_QHOSTS (1000) hosts x BENCH_QHOURS (24) h plus 10 hosts x 7 days
+#     of 10 s data through the storage layer, then measures p50/p99 of the alerts list,
+#     the fleet overview and one host's 24-hour and 7-day series.
+# Results: a table on stdout and bench/out/results.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+OUT=$ROOT/bench/out
+mkdir -p "$OUT"
+BIN=${BIN:-bin}
+INGEST_S=${BENCH_INGEST_S:-60}
+HOSTS=${BENCH_HOSTS:-2000}
+QHOSTS=${BENCH_QHOSTS:-1000}
+QHOURS=${BENCH_QHOURS:-24}
+RESULTS=$OUT/results.jsonl
+: >"$RESULTS"
+
+need_gb=$(( (QHOSTS * QHOURS * 360 * 600 + 10 * 168 * 360 * 12000) / 1000000000 + 5 ))
+free_gb=$(df -Pk "$OUT" | awk 'NR==2 {print int($4/1048576)}')
+if [ "$free_gb" -lt "$need_gb" ]; then
+	echo "bench: needs about ${need_gb} GB free in $OUT, only ${free_gb} GB; set BENCH_QHOSTS/BENCH_QHOURS lower" >&2
+	exit 1
+fi
+
+PG_PORT=$(scripts/freeport.sh)
+server_pid=
+cleanup() {
+	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+	scripts/pg.sh stop "$OUT/pg"
+}
+trap cleanup EXIT
+rm -rf "$(scripts/pg.sh dir "$OUT/pg")"/data
+BASE=$(scripts/pg.sh start "$OUT/pg" "$PG_PORT")
+PGDATA_DIR=$(scripts/pg.sh dir "$OUT/pg")/data
+psqlc() { psql "$BASE" -v ON_ERROR_STOP=1 -qtAc "$1"; }
+mkdb() { psqlc "DROP DATABASE IF EXISTS $1" && psqlc "CREATE DATABASE $1"; echo "${BASE/dbname=vmscope/dbname=$1}"; }
+
+# CPU seconds (user+sys) of a process tree: the server, or the postmaster and its children.
+cpu_of() {
+	local total=0 p
+	for p in "$@"; do
+		[ -r "/proc/$p/stat" ] || continue
+		total=$((total + $(awk '{print $14+$15+$16+$17}' "/proc/$p/stat")))
+	done
+	echo "$total"
+}
+pg_pids() { local pm; pm=$(head -1 "$PGDATA_DIR/postmaster.pid"); echo "$pm $(ps -o pid= --ppid "$pm" | tr '\n' ' ')"; }
+TCK=$(getconf CLK_TCK)
+
+start_server() {
+	local db=$1
+	SPORT=$(scripts/freeport.sh)
+	"$BIN/vmscope-server" --listen "127.0.0.1:$SPORT" --db "$db" --token benchtoken \
+		--log-level warn --retention-days 400 >"$OUT/server.log" 2>&1 &
+	server_pid=$!
+	for _ in $(seq 150); do
+		curl -fsS "http://127.0.0.1:$SPORT/healthz" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	echo "bench: the server did not come up" >&2; tail "$OUT/server.log" >&2; exit 1
+}
+stop_server() { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=; }
+db_bytes() { psql "$1" -qtAc "SELECT pg_database_size(current_database())"; }
+
+# --- 1. ingest, closed loop -----------------------------------------------------------
+DB=$(mkdb bench_ingest)
+start_server "$DB"
+b0=$(db_bytes "$DB")
+s0=$(cpu_of "$server_pid"); p0=$(cpu_of $(pg_pids))
+"$BIN/vmscope-loadgen" --server "http://127.0.0.1:$SPORT" --token benchtoken --hosts "$HOSTS" \
+	--cgroups 20 --duration "$INGEST_S" --concurrency 16 --json >"$OUT/ingest.json"
+s1=$(cpu_of "$server_pid"); p1=$(cpu_of $(pg_pids))
+psqlc "CHECKPOINT" >/dev/null
+b1=$(db_bytes "$DB")
+python3 - "$OUT/ingest.json" "$s0" "$s1" "$p0" "$p1" "$b0" "$b1" "$TCK" >>"$RESULTS" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); s0, s1, p0, p1, b0, b1, tck = map(float, sys.argv[2:])
+n = r["samples_ok"]
+print(json.dumps({"phase": "ingest_closed_loop_20cg", **r,
+  "server_cpu_s_per_1000": round((s1 - s0) / tck / n * 1000, 3),
+  "postgres_cpu_s_per_1000": round((p1 - p0) / tck / n * 1000, 3),
+  "bytes_per_sample_20cg": round((b1 - b0) / n)}))
+PY
+# --- 2. latency at 1,000 samples/s -------------------------------------------------------
+"$BIN/vmscope-loadgen" --server "http://127.0.0.1:$SPORT" --token benchtoken --hosts "$HOSTS" \
+	--cgroups 20 --duration 30 --concurrency 64 --rate 1000 --json |
+	python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"ingest_at_1000_per_s",**r}))' >>"$RESULTS"
+stop_server
+
+# --- 3. host-level bytes per sample --------------------------------------------------------
+DB=$(mkdb bench_size)
+start_server "$DB"
+b0=$(db_bytes "$DB")
+"$BIN/vmscope-loadgen" --server "http://127.0.0.1:$SPORT" --token benchtoken --hosts 500 \
+	--cgroups 0 --duration "${BENCH_SIZE_S:-20}" --concurrency 8 --json >"$OUT/size.json"
+psqlc "CHECKPOINT" >/dev/null
+b1=$(db_bytes "$DB")
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps({"phase":"host_level_size","samples":r["samples_ok"],"samples_per_s":r["samples_per_s"],"bytes_per_host_sample":round((int(sys.argv[3])-int(sys.argv[2]))/r["samples_ok"])}))' \
+	"$OUT/size.json" "$b0" "$b1" >>"$RESULTS"
+stop_server
+
+# --- 4. queries over a fleet-sized history ----------------------------------------------
+DB=$(mkdb bench_query)
+"$BIN/vmscope-bulkload" --db "$DB" --prefix fleet --hosts "$QHOSTS" --hours "$QHOURS" --cgroups 0 --threads 2 |
+	python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"bulkload_fleet",**r}))' >>"$RESULTS"
+"$BIN/vmscope-bulkload" --db "$DB" --prefix week --hosts 10 --hours 168 --cgroups 20 --threads 2 |
+	python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"bulkload_week",**r}))' >>"$RESULTS"
+# a realistic alert history: 20,000 resolved alerts over the day and 50 open ones
+psql "$DB" -v ON_ERROR_STOP=1 -q <<'SQL'
+INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, ended_at, updated_at, summary, evidence)
+SELECT format('fleet-%s', lpad((g % 1000)::text, 5, '0')), CASE WHEN g % 3 = 0 THEN '/system.slice/app.service' END,
+       (ARRAY['thrash','swap_imbalance','writeback_storm','direct_reclaim_stall'])[1 + g % 4],
+       CASE WHEN g % 5 = 0 THEN 'critical' ELSE 'warning' END,
+       CASE WHEN g <= 50 THEN 'open' ELSE 'resolved' END,
+       now() - make_interval(secs => g * 4), now() - make_interval(secs => g * 4 - 30),
+       CASE WHEN g <= 50 THEN NULL ELSE now() - make_interval(secs => g * 4 - 300) END, now(),
+       'bench alert', jsonb_build_object('n', g)
+FROM generate_series(1, 20000) g;
+ANALYZE;
+SQL
+start_server "$DB"
+now=$(date +%s)
+S="http://127.0.0.1:$SPORT"
+for u in "$S/api/v1/alerts" "$S/api/v1/alerts?state=open" "$S/api/v1/alerts?host=fleet-00007&since=$((now-86400))" \
+	"$S/api/v1/fleet?window=3600&points=60" "$S/api/v1/hosts" \
+	"$S/api/v1/hosts/fleet-00001/series?metric=vmstat.pgscan_kswapd&since=$((now-86400))&points=300" \
+	"$S/api/v1/hosts/fleet-00001/series?metric=vmstat.pgscan_kswapd&since=$((now-86400))" \
+	"$S/api/v1/hosts/week-00001/series?metric=vmstat.workingset_refault_file&since=$((now-7*86400))&points=500" \
+	"$S/api/v1/hosts/week-00001/series?metric=stat.pgscan&cgroup=/system.slice/svc-05.service&since=$((now-7*86400))&points=500"; do
+	bench/querylat.py "$u" "${BENCH_QUERIES:-50}" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"query",**r}))' >>"$RESULTS"
+done
+stop_server
+python3 - "$RESULTS" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+json.dump(rows, open(sys.argv[1].replace(".jsonl", ".json"), "w"), indent=1)
+for r in rows:
+    p = r.pop("phase")
+    if p == "query":
+        print(f"{'query':22} p50 {r['p50_ms']:7.2f} ms  p99 {r['p99_ms']:7.2f} ms  {r['bytes']:8d} B  {r['url']}")
+    else:
+        print(f"{p:22} " + "  ".join(f"{k}={v}" for k, v in r.items()))
+PY
