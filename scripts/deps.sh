@@ -19,8 +19,7 @@ for p in "${PKGS[@]}"; do
 		missing+=("$p")
 	fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
+if [ ${#missing[@]} -gt 0 ]; then
 echo "deps: installing ${missing[*]}" >&2
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -29,3 +28,7 @@ export DEBIAN_FRONTEND=noninteractive
 # but don't let it fail the install when no init system is running.
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# the dashboard's uPlot (npm) and the browser test's nodejs/chromium
+"$(dirname "$0")/web-deps.sh"
