@@ -1,0 +1,201 @@
+// dashboard.test.mjs - the dashboard in a real headless Chromium (Debian's
+// /usr/bin/chromium driven by playwright-core) against a running server that
+// already holds tests/browser/gen_samples.py's hosts and an open thrash alert
+// on db-07. Run by tests/test_dashboard.sh, which starts PostgreSQL and the
+// server. Every request outside 127.0.0.1 is blocked (and counted): the page
+// must work offline. Prints "N passed, N failed"; exits 1 on a failure.
+//
+// env: VMSCOPE_URL (http://127.0.0.1:PORT), OUT (screenshot directory),
+//      CHROMIUM (default /usr/bin/chromium)
+import { chromium } from "playwright-core";
+import { mkdirSync } from "node:fs";
+
+const BASE = process.env.VMSCOPE_URL;
+const OUT = process.env.OUT || "tests/out";
+if (!BASE) {
+  console.error("VMSCOPE_URL is not set");
+  process.exit(2);
+}
+mkdirSync(OUT, { recursive: true });
+
+let passed = 0, failed = 0;
+function check(name, cond, detail = "") {
+  if (cond) { passed++; console.log("ok   " + name); }
+  else { failed++; console.log("FAIL " + name + (detail ? ": " + detail : "")); }
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+});
+const context = await browser.newContext({ viewport: { width: 1500, height: 1000 } });
+const blocked = [];
+await context.route("**/*", (route) => {
+  const u = new URL(route.request().url());
+  if (u.protocol === "data:" || u.hostname === "127.0.0.1") return route.continue();
+  blocked.push(u.href);
+  return route.abort();
+});
+const page = await context.newPage();
+const errors = [];
+page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+page.on("pageerror", (e) => errors.push(String(e)));
+const requests = [];
+page.on("request", (r) => { if (r.url().includes("/api/v1/")) requests.push(new URL(r.url())); });
+const seriesReqs = () => requests.filter((u) => u.pathname.endsWith("/series"));
+
+// Wait for cond (a page function) or give up after ms; returns whether it held.
+async function until(fn, arg, ms = 15000) {
+  try { await page.waitForFunction(fn, arg, { timeout: ms }); return true; } catch (_) { return false; }
+}
+
+// Does the canvas hold any drawn (non-transparent) pixel?
+const canvasDrawn = (c) => {
+  const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+  for (let i = 3; i < d.length; i += 4) if (d[i] > 0) return true;
+  return false;
+};
+
+async function run() {
+  // ---- fleet
+  await page.goto(BASE + "/#/fleet");
+  const fleetOk = await until(() => document.querySelectorAll("#fleet-table tbody tr[data-host]").length >= 3);
+  check("fleet lists the three hosts", fleetOk);
+  const rows = await page.$$eval("#fleet-table tbody tr[data-host]", (trs) =>
+    trs.map((t) => ({ host: t.dataset.host, state: t.dataset.state, stale: t.dataset.stale, sparks: t.querySelectorAll("canvas.spark").length })));
+  const by = Object.fromEntries(rows.map((r) => [r.host, r]));
+  check("db-07 is critical (open thrash alert)", by["db-07"]?.state === "critical", JSON.stringify(by["db-07"]));
+  check("app-02 is ok", by["app-02"]?.state === "ok", JSON.stringify(by["app-02"]));
+  check("web-03 is stale and stands out", by["web-03"]?.stale === "1" &&
+    (await page.$eval('tr[data-host="web-03"]', (t) => t.classList.contains("stale") && getComputedStyle(t.querySelector("td")).color)) !== false);
+  check("critical first in the default sort", rows[0]?.host === "db-07", rows.map((r) => r.host).join(","));
+  check("every host has 4 sparklines", rows.length >= 3 && rows.every((r) => r.sparks === 4), JSON.stringify(rows));
+  const drawn = await page.$$eval('tr[data-host="db-07"] canvas.spark', (cs, src) => cs.map((c) => new Function("c", "return (" + src + ")(c)")(c)), canvasDrawn.toString());
+  check("db-07 sparklines are drawn", drawn.length === 4 && drawn.every(Boolean), JSON.stringify(drawn));
+  const refaultText = await page.$eval('tr[data-host="db-07"] td[data-spark="refault_file"] .spark-val', (e) => e.textContent);
+  check("db-07 refault sparkline value has a unit (K/s)", /K\/s$/.test(refaultText), refaultText);
+  check("fleet came from one /api/v1/fleet call", requests.some((u) => u.pathname.endsWith("/api/v1/fleet")));
+
+  await page.fill("#fleet-filter", "db");
+  let n = await page.$$eval("#fleet-table tbody tr[data-host]", (t) => t.map((x) => x.dataset.host));
+  check("text filter on host narrows the list", n.length === 1 && n[0] === "db-07", n.join(","));
+  await page.fill("#fleet-filter", "ams2");
+  n = await page.$$eval("#fleet-table tbody tr[data-host]", (t) => t.map((x) => x.dataset.host));
+  check("text filter on a label value", n.length === 1 && n[0] === "web-03", n.join(","));
+  await page.fill("#fleet-filter", "");
+  await page.selectOption("#fleet-state", "ok");
+  n = await page.$$eval("#fleet-table tbody tr[data-host]", (t) => t.map((x) => x.dataset.state));
+  check("state filter shows only ok hosts", n.length >= 1 && n.every((s) => s === "ok"), n.join(","));
+  await page.selectOption("#fleet-state", "all");
+  await page.click('th[data-sort="host"]');
+  n = await page.$$eval("#fleet-table tbody tr[data-host]", (t) => t.map((x) => x.dataset.host));
+  check("sort by host", n.join(",") === "app-02,db-07,web-03", n.join(","));
+  await page.screenshot({ path: OUT + "/dashboard-fleet.png", fullPage: true });
+
+  // ---- host view
+  const before = requests.length;
+  await page.click('tr[data-host="db-07"] td.host a');
+  check("clicking a host opens its view", await until(() => location.hash.startsWith("#/host/db-07")));
+  const chartsOk = await until(() => document.querySelectorAll('.chart[data-has-data="1"] .uplot').length >= 7, undefined, 20000);
+  const nCharts = await page.$$eval('.chart[data-has-data="1"] .uplot', (c) => c.length);
+  check("host view draws 7 charts with data", chartsOk, "charts with data: " + nCharts);
+  const plotDrawn = await page.$$eval(".chart .uplot canvas", (cs, src) => cs.map((c) => new Function("c", "return (" + src + ")(c)")(c)), canvasDrawn.toString());
+  check("the chart canvases are drawn", plotDrawn.length >= 7 && plotDrawn.every(Boolean));
+  const sr = seriesReqs().filter((u, i) => requests.indexOf(u) >= before);
+  const pts = sr.map((u) => Number(u.searchParams.get("points")));
+  const width = await page.$eval(".chart .uplot", (e) => e.clientWidth);
+  check("series fetched with points about the chart width", pts.length > 0 && pts.every((p) => p > width * 0.6 && p < width * 1.4), `points ${[...new Set(pts)]} width ${width}`);
+  const metrics = new Set(sr.map((u) => u.searchParams.get("metric")));
+  for (const m of ["vmstat.workingset_refault_file", "vmstat.workingset_activate_file", "vmstat.pgscan_direct", "vmstat.pgsteal_kswapd",
+    "vmstat.nr_vmscan_write", "vmstat.nr_vmscan_immediate_reclaim", "meminfo.Dirty", "vmstat.nr_dirty_threshold",
+    "vmstat.pswpout", "meminfo.SwapFree", "psi.memory.some.avg10", "psi.io.full.avg10", "vmstat.allocstall_normal"]) {
+    check("host view requests " + m, metrics.has(m));
+  }
+  const span1 = sr.length ? Number(sr[0].searchParams.get("until")) - Number(sr[0].searchParams.get("since")) : 0;
+  check("default range is 1 h", Math.abs(span1 - 3600) < 5, String(span1));
+  const legend = await page.$$eval('.chart[data-fig="reclaim"] .u-legend .u-series', (t) => t.filter((x) => x.style.display !== "none").map((x) => x.textContent));
+  check("reclaim chart has scan/steal and efficiency lines", legend.some((t) => t.includes("kswapd eff.")) && legend.some((t) => t.includes("scan direct")), legend.join("|"));
+  check("alert strip shows the thrash alert", await until(() => [...document.querySelectorAll("#alert-strip a.chip")].some((a) => a.textContent.startsWith("thrash"))));
+  await page.screenshot({ path: OUT + "/dashboard-host.png", fullPage: true });
+
+  // range picker
+  let mark = requests.length;
+  await page.click('#range-picker button[data-range="6h"]');
+  const rangeOk = await until(() => location.hash.includes("range=6h") && document.querySelector('#range-picker button[data-range="6h"]').classList.contains("on"));
+  await until(() => document.querySelectorAll('.chart[data-has-data="1"] .uplot').length >= 7);
+  const sr6 = requests.slice(mark).filter((u) => u.pathname.endsWith("/series"));
+  const span6 = sr6.length ? Number(sr6[0].searchParams.get("until")) - Number(sr6[0].searchParams.get("since")) : 0;
+  check("range picker 6h changes the request window", rangeOk && Math.abs(span6 - 21600) < 5, `span ${span6}`);
+
+  // drag zoom on the first chart
+  mark = requests.length;
+  const over = await page.$('.chart[data-fig="refaults"] .u-over');
+  const box = await over.boundingBox();
+  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.8, box.y + box.height / 2, { steps: 5 });
+  await page.mouse.up();
+  const zoomOk = await until(() => /from=\d+&to=\d+/.test(location.hash));
+  await until(() => document.querySelectorAll('.chart[data-has-data="1"] .uplot').length >= 7);
+  const srz = requests.slice(mark).filter((u) => u.pathname.endsWith("/series"));
+  const spanz = srz.length ? Number(srz[0].searchParams.get("until")) - Number(srz[0].searchParams.get("since")) : 0;
+  check("drag-zoom narrows the window (6 h -> about 1.2 h)", zoomOk && spanz > 3000 && spanz < 6000, `span ${spanz}`);
+
+  // cgroup picker
+  await page.click("#zoom-reset");
+  await until(() => document.querySelectorAll("#cgroup-picker option").length >= 4 && document.getElementById("view").dataset.loaded &&
+    document.querySelectorAll('.chart[data-has-data="1"] .uplot').length >= 7);
+  mark = requests.length;
+  await page.selectOption("#cgroup-picker", "/system.slice/postgresql.service");
+  const cgOk = await until(() => location.hash.includes("cgroup=%2Fsystem.slice%2Fpostgresql.service"));
+  const cgCharts = await until(() => document.querySelectorAll('.chart[data-has-data="1"] .uplot').length >= 5, undefined, 20000);
+  const src = requests.slice(mark).filter((u) => u.pathname.endsWith("/series"));
+  const cgm = new Set(src.map((u) => u.searchParams.get("metric")));
+  check("cgroup picker switches to the cgroup's charts", cgOk && cgCharts,
+    "charts " + (await page.$$eval('.chart[data-has-data="1"] .uplot', (c) => c.length)));
+  check("cgroup series carry cgroup= and memory.stat names",
+    src.length > 0 && src.every((u) => u.searchParams.get("cgroup") === "/system.slice/postgresql.service") &&
+    ["stat.workingset_refault_file", "stat.pgscan", "stat.pgsteal", "stat.file_dirty", "stat.file_writeback", "psi.some.avg10", "memory_current", "memory_max", "swap_current"].every((m) => cgm.has(m)),
+    [...cgm].join(","));
+  await page.screenshot({ path: OUT + "/dashboard-cgroup.png", fullPage: true });
+
+  // an older kernel: refaults from workingset_refault, no PSI
+  await page.goto(BASE + "/#/host/web-03?range=1h");
+  await until(() => document.querySelector('.chart[data-fig="refaults"] .uplot') && document.querySelector('.chart[data-fig="psi"] .nodata'));
+  const oldLegend = await page.$$eval('.chart[data-fig="refaults"] .u-legend .u-series', (t) => t.map((x) => x.textContent));
+  check("4.19 host: refaults from workingset_refault (no _file split)", oldLegend.some((t) => t.includes("refault (all")), oldLegend.join("|"));
+  check("4.19 host: PSI chart says not reported", await page.$eval('.chart[data-fig="psi"]', (e) => e.textContent.includes("not reported")));
+
+  // ---- alerts
+  await page.goto(BASE + "/#/alerts");
+  const alOk = await until(() => [...document.querySelectorAll("#alert-list .alert")].some((a) => a.dataset.kind === "thrash"));
+  check("alerts view lists the thrash alert", alOk);
+  const card = await page.$('#alert-list .alert[data-kind="thrash"]');
+  const text = card ? await card.textContent() : "";
+  check("the alert shows its summary, times and state", /started .* opened .*/.test(text) && /open/.test(text), text.slice(0, 200));
+  check("the alert explains the signature and the fixes", text.includes("working set") && text.includes("memory.low"));
+  check("the alert's evidence is a table", card && (await card.$$("table.ev tr")).length >= 1);
+  await page.screenshot({ path: OUT + "/dashboard-alerts.png", fullPage: true });
+  await page.selectOption("#alert-kind", "writeback_storm");
+  const filtOk = await until(() => ![...document.querySelectorAll("#alert-list .alert")].some((a) => a.dataset.kind !== "writeback_storm"));
+  check("kind filter narrows the alert list", filtOk && requests.some((u) => u.pathname.endsWith("/alerts") && u.searchParams.get("kind") === "writeback_storm"));
+  await page.selectOption("#alert-kind", "thrash");
+  await until(() => document.querySelector('#alert-list .alert[data-kind="thrash"] a.view-link'));
+  await page.click('#alert-list .alert[data-kind="thrash"] a.view-link');
+  const linkOk = await until(() => /^#\/host\/db-07\?from=\d+&to=\d+/.test(location.hash));
+  const linkCharts = await until(() => document.querySelectorAll('.chart[data-has-data="1"] .uplot').length >= 5, undefined, 20000);
+  check("the alert's link opens the host view at that moment", linkOk && linkCharts, await page.evaluate(() => location.hash));
+
+  check("no request left 127.0.0.1", blocked.length === 0, blocked.join(" "));
+  check("no console errors", errors.length === 0, errors.join(" | "));
+}
+
+try {
+  await run();
+} catch (e) {
+  check("test ran to the end", false, e.stack || String(e));
+} finally {
+  await browser.close();
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""gen_samples.py - synthetic contract samples (CONTRACT.md section 1) for the
+dashboard test: three hosts over the last hour at a 10 s interval, posted to
+POST /api/v1/samples in batches.
+
+  db-07   6.1 kernel, 16 GiB, thrashing for the last 25 minutes: file refaults
+          ~40k pages/s with activations, kswapd and direct reclaim at low
+          efficiency, allocation stalls, PSI memory some ~45 %, and the same in
+          its postgresql.service cgroup
+  app-02  6.1 kernel, healthy, some swap traffic and dirty pages
+  web-03  4.19 kernel (no _file/_anon refault split, no PSI), stopped
+          reporting 10 minutes ago (stale)
+
+Counters are cumulative and realistic in size; gauges wander. Deterministic
+(seeded) apart from "now". Prints one line: hosts, samples posted.
+"""
+import argparse
+import json
+import math
+import random
+import sys
+import time
+import urllib.request
+
+PAGE = 4096
+GIB_KB = 1024 * 1024
+
+
+def psi(avg10, total):
+    return {"avg10": round(avg10, 2), "avg60": round(avg10 * 0.8, 2),
+            "avg300": round(avg10 * 0.5, 2), "total": int(total)}
+
+
+class Host:
+    def __init__(self, name, kernel, labels, mem_gib, old=False, stop_before_s=0, thrash_last_s=0, swappy=False):
+        self.name, self.kernel, self.labels = name, kernel, labels
+        self.mem_kb = mem_gib * GIB_KB
+        self.old, self.stop_before_s, self.thrash_last_s, self.swappy = old, stop_before_s, thrash_last_s, swappy
+        self.c = {}          # host vmstat counters
+        self.psi_tot = {}    # PSI totals
+        self.cg = {}         # cgroup path -> counters
+        self.boot_id = "%08x-0000-4000-8000-%012x" % (random.getrandbits(32), random.getrandbits(48))
+
+    def add(self, d, k, per_s, dt):
+        d[k] = d.get(k, random.randint(10**5, 10**7)) + max(0, int(per_s * dt * random.uniform(0.8, 1.2)))
+
+    def sample(self, ts, now, dt):
+        thrash = self.thrash_last_s and ts > now - self.thrash_last_s
+        f = 1.0 + 0.3 * math.sin(ts / 300.0)
+        v, c = {}, self.c
+        if thrash:
+            rates = {"refault_file": 40000, "refault_anon": 300, "activate_file": 30000, "activate_anon": 200,
+                     "restore_file": 25000, "scan_k": 60000, "steal_k": 24000, "scan_d": 20000, "steal_d": 6000,
+                     "stall": 60, "vmw": 20, "imm": 500, "rot": 800, "pswpin": 5, "pswpout": 10, "majflt": 4000}
+        else:
+            rates = {"refault_file": 40 * f, "refault_anon": 1, "activate_file": 15 * f, "activate_anon": 0.5,
+                     "restore_file": 5, "scan_k": 1500 * f, "steal_k": 1450 * f, "scan_d": 0, "steal_d": 0,
+                     "stall": 0, "vmw": 0.5, "imm": 2, "rot": 10, "pswpin": 0, "pswpout": 0, "majflt": 20}
+        if self.swappy:
+            rates["pswpin"], rates["pswpout"] = 120 * f, 300 * f
+        if self.old:
+            self.add(c, "workingset_refault", rates["refault_file"] + rates["refault_anon"], dt)
+            self.add(c, "workingset_activate", rates["activate_file"] + rates["activate_anon"], dt)
+        else:
+            for k in ("refault", "activate", "restore"):
+                self.add(c, "workingset_%s_file" % k, rates.get(k + "_file", 0), dt)
+                self.add(c, "workingset_%s_anon" % k, rates.get(k + "_anon", 0), dt)
+            self.add(c, "pgscan_anon", 0.1 * (rates["scan_k"] + rates["scan_d"]), dt)
+            self.add(c, "pgscan_file", 0.9 * (rates["scan_k"] + rates["scan_d"]), dt)
+            self.add(c, "pgsteal_anon", 0.1 * (rates["steal_k"] + rates["steal_d"]), dt)
+            self.add(c, "pgsteal_file", 0.9 * (rates["steal_k"] + rates["steal_d"]), dt)
+        self.add(c, "pgscan_kswapd", rates["scan_k"], dt)
+        self.add(c, "pgsteal_kswapd", rates["steal_k"], dt)
+        self.add(c, "pgscan_direct", rates["scan_d"], dt)
+        self.add(c, "pgsteal_direct", rates["steal_d"], dt)
+        self.add(c, "allocstall_normal", rates["stall"], dt)
+        self.add(c, "allocstall_movable", rates["stall"] * 0.3, dt)
+        self.add(c, "nr_vmscan_write", rates["vmw"] + rates["pswpout"], dt)
+        self.add(c, "nr_vmscan_immediate_reclaim", rates["imm"], dt)
+        self.add(c, "pgrotated", rates["rot"], dt)
+        self.add(c, "pswpin", rates["pswpin"], dt)
+        self.add(c, "pswpout", rates["pswpout"], dt)
+        self.add(c, "pgmajfault", rates["majflt"], dt)
+        self.add(c, "pgfault", 50000, dt)
+        self.add(c, "pgpgin", 4 * rates["majflt"] + 2000, dt)
+        self.add(c, "pgpgout", 3000, dt)
+        self.add(c, "oom_kill", 0, dt)
+        v.update(c)
+        mem_pages = self.mem_kb // 4
+        dirty_kb = int((60000 + 40000 * math.sin(ts / 120.0) + random.randint(0, 20000)) * (3 if self.swappy else 1))
+        wb_kb = int(dirty_kb * random.uniform(0.05, 0.3))
+        free_kb = int(self.mem_kb * (0.02 if thrash else 0.25))
+        v.update({"nr_free_pages": free_kb // 4, "nr_dirty": dirty_kb // 4, "nr_writeback": wb_kb // 4,
+                  "nr_dirty_threshold": int(mem_pages * 0.18), "nr_dirty_background_threshold": int(mem_pages * 0.09),
+                  "nr_inactive_anon": mem_pages // 8, "nr_active_anon": mem_pages // 4,
+                  "nr_inactive_file": mem_pages // (20 if thrash else 5), "nr_active_file": mem_pages // 6})
+        swap_total = 4 * GIB_KB
+        swap_used = int((1.2 if self.swappy else 0.05) * GIB_KB * (1 + 0.1 * math.sin(ts / 600.0)))
+        meminfo = {"MemTotal": self.mem_kb, "MemFree": free_kb, "MemAvailable": free_kb + self.mem_kb // 5,
+                   "Cached": self.mem_kb // 3, "Dirty": dirty_kb, "Writeback": wb_kb,
+                   "SwapTotal": swap_total, "SwapFree": swap_total - swap_used,
+                   "AnonPages": self.mem_kb // 3, "Active(file)": self.mem_kb // 6, "Inactive(file)": self.mem_kb // 5}
+        s = {"host": self.name, "boot_id": self.boot_id, "ts": round(ts, 3), "interval_s": dt,
+             "kernel": self.kernel, "page_size": PAGE, "labels": self.labels,
+             "agent_version": "0.1.0-test", "vmstat": v, "meminfo": meminfo,
+             "settings": {"vm.swappiness": 60, "vm.dirty_ratio": 20, "vm.dirty_background_ratio": 10}}
+        if not self.old:
+            mem_some = 45.0 if thrash else 0.1 * f
+            mem_full = 20.0 if thrash else 0.0
+            io_some = 30.0 if thrash else 1.5 * f
+            io_full = 12.0 if thrash else 0.5
+            t = self.psi_tot
+            for k, a in (("ms", mem_some), ("mf", mem_full), ("is", io_some), ("if", io_full)):
+                t[k] = t.get(k, 10**6) + int(a / 100.0 * dt * 1e6)
+            s["psi"] = {"memory": {"some": psi(mem_some, t["ms"]), "full": psi(mem_full, t["mf"])},
+                        "io": {"some": psi(io_some, t["is"]), "full": psi(io_full, t["if"])}}
+            s["cgroups"] = self.cgroups(ts, dt, thrash, rates)
+        return s
+
+    def cgroups(self, ts, dt, thrash, rates):
+        out = []
+        for path, share in (("/system.slice", 0.95), ("/system.slice/postgresql.service", 0.9), ("/user.slice", 0.03)):
+            d = self.cg.setdefault(path, {})
+            hot = thrash and share > 0.5
+            k = share if hot else 0.02
+            for name, r in (("workingset_refault_file", rates["refault_file"] * k), ("workingset_refault_anon", rates["refault_anon"] * k),
+                            ("workingset_activate_file", rates["activate_file"] * k), ("workingset_activate_anon", rates["activate_anon"] * k),
+                            ("pgscan", (rates["scan_k"] + rates["scan_d"]) * k), ("pgsteal", (rates["steal_k"] + rates["steal_d"]) * k),
+                            ("pgmajfault", rates["majflt"] * k), ("pgfault", 5000 * share)):
+                self.add(d, name, r, dt)
+            limit = 12 * 2**30 if "postgresql" in path else None
+            cur = int((limit or 8 * 2**30) * (0.99 if hot else 0.6) * share + 50 * 2**20)
+            stat = dict(d)
+            stat.update({"anon": cur // 3, "file": cur // 2, "file_dirty": int(40 * 2**20 * share), "file_writeback": int(2 * 2**20 * share)})
+            ev = self.cg.setdefault(path + "#ev", {})
+            self.add(ev, "high", 0, dt)
+            self.add(ev, "max", 30 if hot and limit else 0, dt)
+            for e in ("low", "oom", "oom_kill"):
+                ev.setdefault(e, 0)
+            a = 40.0 * share if hot else 0.05
+            tk = path + "#psi"
+            tot = self.psi_tot.setdefault(tk, 1000)
+            self.psi_tot[tk] = tot + int(a / 100.0 * dt * 1e6)
+            out.append({"path": path, "version": 2, "memory_stat": stat,
+                        "psi": {"some": psi(a, self.psi_tot[tk]), "full": psi(a / 2, self.psi_tot[tk] // 2)},
+                        "memory_current": cur, "memory_max": limit, "swap_current": 0, "events": dict(ev)})
+        return out
+
+
+def post(url, token, batch):
+    body = json.dumps(batch).encode()
+    req = urllib.request.Request(url.rstrip("/") + "/api/v1/samples", data=body, method="POST",
+                                 headers={"Content-Type": "application/json", "Authorization": "Bearer " + token})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        ans = json.loads(r.read())
+    if r.status != 202 or ans.get("accepted") != len(batch):
+        sys.exit("post: unexpected answer %s %s" % (r.status, ans))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--url", required=True)
+    ap.add_argument("--token", default="")
+    ap.add_argument("--minutes", type=int, default=60)
+    ap.add_argument("--interval", type=float, default=10.0)
+    ap.add_argument("--now", type=float, default=None)
+    a = ap.parse_args()
+    random.seed(7)
+    now = a.now or time.time()
+    hosts = [Host("db-07", "6.1.0-18-amd64", {"role": "db", "dc": "fra1"}, 16, thrash_last_s=25 * 60),
+             Host("app-02", "6.1.0-18-amd64", {"role": "app", "dc": "fra1"}, 8, swappy=True),
+             Host("web-03", "4.19.0-26-amd64", {"role": "web", "dc": "ams2"}, 4, old=True, stop_before_s=600)]
+    n = int(a.minutes * 60 / a.interval)
+    posted = 0
+    for hst in hosts:
+        batch = []
+        for i in range(n + 1):
+            ts = now - (n - i) * a.interval - 2.0
+            if ts > now - hst.stop_before_s - 2.0 and hst.stop_before_s:
+                break
+            batch.append(hst.sample(ts, now, a.interval))
+            if len(batch) == 60:
+                post(a.url, a.token, batch)
+                posted += len(batch)
+                batch = []
+        if batch:
+            post(a.url, a.token, batch)
+            posted += len(batch)
+    print("hosts %d, samples posted %d" % (len(hosts), posted))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+// api.js - the only place the dashboard talks to the server (docs/api.md).
+// Relative URLs, so the page works behind a path prefix. A read token, when
+// the server was started with --read-token, is taken once from ?token= on the
+// page URL and kept in localStorage.
+
+const TOKEN_KEY = "vmscope.readToken";
+
+function readToken() {
+  const q = new URLSearchParams(location.search);
+  const t = q.get("token");
+  if (t) {
+    try { localStorage.setItem(TOKEN_KEY, t); } catch (_) { /* private mode */ }
+    return t;
+  }
+  try { return localStorage.getItem(TOKEN_KEY); } catch (_) { return null; }
+}
+
+// An error from the API, carrying the HTTP status and the server's message.
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+// GET path with params (an object; undefined/null/"" values are left out).
+// Resolves to the parsed JSON body; rejects with ApiError on a non-2xx answer
+// (message from the body's "error" field) or on a network failure.
+export async function getJSON(path, params = {}, signal) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== null && v !== "") q.set(k, String(v));
+  }
+  const url = "api/v1/" + path + (q.toString() ? "?" + q : "");
+  const headers = { Accept: "application/json" };
+  const tok = readToken();
+  if (tok) headers.Authorization = "Bearer " + tok;
+  let res;
+  try {
+    res = await fetch(url, { headers, signal });
+  } catch (e) {
+    if (e.name === "AbortError") throw e;
+    throw new ApiError(0, "server unreachable");
+  }
+  let body = null;
+  try { body = await res.json(); } catch (_) { /* not JSON */ }
+  if (!res.ok) {
+    const msg = body && body.error ? body.error : res.status + " " + res.statusText;
+    throw new ApiError(res.status, msg);
+  }
+  return body;
+}
+
+export const api = {
+  fleet: (window, points, signal) => getJSON("fleet", { window, points }, signal),
+  host: (host, signal) => getJSON("hosts/" + encodeURIComponent(host), {}, signal),
+  cgroups: (host, signal) => getJSON("hosts/" + encodeURIComponent(host) + "/cgroups", {}, signal),
+  metrics: (host, cgroup, signal) =>
+    getJSON("hosts/" + encodeURIComponent(host) + "/metrics", { cgroup }, signal),
+  series: (host, p, signal) =>
+    getJSON("hosts/" + encodeURIComponent(host) + "/series", p, signal),
+  alerts: (p, signal) => getJSON("alerts", p, signal),
+};

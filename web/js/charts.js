@@ -1,0 +1,155 @@
+// charts.js - uPlot time-series panels for the host view. One chart = one
+// figure with up to two y scales; every chart of a view shares a cursor sync
+// key (hovering one shows the same instant on all) and a fixed x range, so
+// they line up. Downsampled series are drawn as the bucket average with a
+// min..max band. Alert intervals are shaded behind the series.
+import uPlot from "../vendor/uPlot.esm.js";
+import { axisFormatter, fmtTime, formatter } from "./format.js";
+
+const AXIS_W = 60;
+
+// Tick label for a time: "14:05", with the date when the window spans days.
+function clock(ts, span) {
+  const d = new Date(ts * 1000);
+  const p = (n) => String(n).padStart(2, "0");
+  const hm = p(d.getHours()) + ":" + p(d.getMinutes());
+  if (span <= 2 * 86400) return hm;
+  const md = p(d.getMonth() + 1) + "-" + p(d.getDate());
+  return span > 10 * 86400 ? md : md + " " + hm;
+}
+
+const SEV_FILL = { critical: "rgba(207,19,34,0.13)", warning: "rgba(212,136,6,0.13)" };
+
+// Build uPlot options and data for one chart.
+//   spec:   {title, unit, unit2}
+//   lines:  [{label, color, dash, axis: "y"|"y2", avg: [], min: [] | null, max: [] | null}]
+//   x:      shared timestamps (Unix s)
+//   ctx:    {range: () => [t0, t1], alerts: [{t0, t1, severity}], syncKey, onZoom(t0, t1), width, height}
+// Returns {opts, data, bandRows} where bandRows are the series indexes to
+// hide in the legend (the band edges).
+function build(spec, lines, x, ctx) {
+  const fmt = formatter(spec.unit);
+  const fmt2 = formatter(spec.unit2 || spec.unit);
+  const series = [{ value: (u, v) => (v === null ? "\u2013" : fmtTime(v)) }];
+  const data = [x];
+  const bands = [];
+  const bandRows = [];
+  for (const ln of lines) {
+    const f = ln.axis === "y2" ? fmt2 : fmt;
+    series.push({
+      label: ln.label, stroke: ln.color, width: 1.5, dash: ln.dash || undefined,
+      scale: ln.axis || "y", spanGaps: false, points: { show: false },
+      value: (u, v) => f(v),
+    });
+    data.push(ln.avg);
+    const mainIdx = series.length - 1;
+    if (ln.min && ln.max) {
+      series.push({ label: ln.label + " max", stroke: "transparent", width: 1, scale: ln.axis || "y", spanGaps: false, points: { show: false }, value: (u, v) => f(v) });
+      data.push(ln.max);
+      series.push({ label: ln.label + " min", stroke: "transparent", width: 1, scale: ln.axis || "y", spanGaps: false, points: { show: false }, value: (u, v) => f(v) });
+      data.push(ln.min);
+      bands.push({ series: [mainIdx + 1, mainIdx + 2], fill: ln.color + "26" });
+      bandRows.push(mainIdx + 1, mainIdx + 2);
+    }
+  }
+  const hasY2 = lines.some((l) => l.axis === "y2");
+  const ax = axisFormatter(spec.unit), ax2 = axisFormatter(spec.unit2 || spec.unit);
+  const axes = [
+    { stroke: "#6a7480", grid: { stroke: "#eef0f2" }, ticks: { stroke: "#dde1e6" },
+      values: (u, splits) => {
+        const [t0, t1] = ctx.range();
+        return splits.map((v) => clock(v, t1 - t0));
+      } },
+    { stroke: "#6a7480", size: AXIS_W, grid: { stroke: "#eef0f2" }, ticks: { stroke: "#dde1e6" },
+      values: (u, splits) => splits.map((v) => ax(v)) },
+  ];
+  if (hasY2) {
+    axes.push({ scale: "y2", side: 1, size: AXIS_W, stroke: "#6a7480", grid: { show: false },
+      values: (u, splits) => splits.map((v) => ax2(v)) });
+  }
+  const scales = {
+    x: { time: true, range: () => ctx.range() },
+    y: { range: (u, min, max) => [Math.min(0, min ?? 0), Math.max(max ?? 1, spec.unit === "pct" ? 1 : 1e-9) * 1.05] },
+  };
+  if (hasY2) {
+    scales.y2 = spec.unit2 === "ratio"
+      ? { range: [0, 1.05] }
+      : { range: (u, min, max) => [0, Math.max(max ?? 1, 1e-9) * 1.05] };
+  }
+  const opts = {
+    width: ctx.width, height: ctx.height,
+    // charts without a right axis keep its width free, so that all plot
+    // areas of the view start and end at the same x
+    padding: [8, hasY2 ? 4 : AXIS_W + 4, 0, 0],
+    series, axes, scales, bands,
+    legend: { live: true },
+    cursor: {
+      sync: { key: ctx.syncKey, setSeries: false },
+      drag: { x: true, y: false, setScale: false },
+    },
+    hooks: {
+      drawClear: [(u) => shadeAlerts(u, ctx.alerts)],
+      setSelect: [(u) => {
+        const w = u.select.width;
+        if (w > 4) {
+          const a = u.posToVal(u.select.left, "x");
+          const b = u.posToVal(u.select.left + w, "x");
+          u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+          ctx.onZoom(a, b);
+        }
+      }],
+    },
+  };
+  return { opts, data, bandRows };
+}
+
+// Fill each alert's interval over the plot area, under the series.
+function shadeAlerts(u, alerts) {
+  if (!alerts || alerts.length === 0) return;
+  const { ctx, bbox } = u;
+  ctx.save();
+  for (const a of alerts) {
+    let x0 = u.valToPos(a.t0, "x", true);
+    let x1 = u.valToPos(a.t1, "x", true);
+    x0 = Math.max(bbox.left, x0);
+    x1 = Math.min(bbox.left + bbox.width, x1);
+    if (x1 <= x0) x1 = x0 + 2;
+    if (x0 > bbox.left + bbox.width || x1 < bbox.left) continue;
+    ctx.fillStyle = SEV_FILL[a.severity] || SEV_FILL.warning;
+    ctx.fillRect(x0, bbox.top, x1 - x0, bbox.height);
+  }
+  ctx.restore();
+}
+
+// A chart in el. Returns {update(lines, x), resize(width), destroy()}.
+export function createChart(el, spec, lines, x, ctx) {
+  let built = build(spec, lines, x, ctx);
+  let u = new uPlot(built.opts, built.data, el);
+  hideBandRows(u, built.bandRows);
+  let shape = lines.map((l) => l.label + (l.min ? "+" : "")).join("|");
+  return {
+    // New data of the same shape is set in place (keeps zoom state and
+    // cursor); a different shape rebuilds the chart.
+    update(newLines, newX) {
+      const newShape = newLines.map((l) => l.label + (l.min ? "+" : "")).join("|");
+      built = build(spec, newLines, newX, ctx);
+      if (newShape === shape) {
+        u.setData(built.data);
+      } else {
+        u.destroy();
+        u = new uPlot(built.opts, built.data, el);
+        hideBandRows(u, built.bandRows);
+        shape = newShape;
+      }
+    },
+    resize(width) { u.setSize({ width, height: ctx.height }); },
+    redraw() { u.redraw(false, false); },
+    destroy() { u.destroy(); },
+    get plot() { return u; },
+  };
+}
+
+function hideBandRows(u, rows) {
+  const trs = u.root.querySelectorAll(".u-legend tr.u-series");
+  for (const i of rows) if (trs[i]) trs[i].style.display = "none";
+}

@@ -1,0 +1,213 @@
+// host.js - the host view: reclaim figures for one host (or one of its
+// cgroups) on a shared time axis. Sources (docs/api.md):
+//   GET /api/v1/hosts/{host}              facts in the header
+//   GET /api/v1/hosts/{host}/cgroups      the cgroup picker
+//   GET /api/v1/hosts/{host}/metrics      which names exist (older kernels)
+//   GET /api/v1/hosts/{host}/series       one request per metric, points = chart width
+//   GET /api/v1/alerts?host=&since=&until= shaded intervals and the alert strip
+// Range: ?range=15m..30d follows now (refreshed by polling); ?from=&to= is a
+// fixed window (drag-zoom and alert links set it).
+import { api } from "./api.js";
+import { createChart } from "./charts.js";
+import { h } from "./dom.js";
+import { CGROUP_FIGURES, HOST_FIGURES, assemble, index, inferPageSize, neededNames, resolve } from "./figures.js";
+import { fmtAgo, fmtDuration, fmtTime, parseTime } from "./format.js";
+import { makeHash, poll, setStatus } from "./nav.js";
+
+export const RANGES = { "15m": 900, "1h": 3600, "6h": 21600, "24h": 86400, "7d": 604800, "30d": 2592000 };
+const CHART_H = 190;
+
+// The window the hash asks for: {since, until, fixed, rangeKey}.
+export function windowOf(params, now = Date.now() / 1000) {
+  const from = Number(params.get("from")), to = Number(params.get("to"));
+  if (params.get("from") && params.get("to") && Number.isFinite(from) && Number.isFinite(to) && to > from) {
+    return { since: from, until: to, fixed: true, rangeKey: null };
+  }
+  const key = RANGES[params.get("range")] ? params.get("range") : "1h";
+  return { since: now - RANGES[key], until: now, fixed: false, rangeKey: key };
+}
+
+export function mount(el, route) {
+  const hostName = route.arg;
+  const cgroup = route.params.get("cgroup") || "";
+  let win = windowOf(route.params);
+  const ctl = new AbortController();
+  const charts = new Map();
+  let stopPoll = null;
+  let alerts = [];
+  let resolved = null;
+  let pageSize = 4096;
+
+  const nav = (params) => {
+    location.hash = makeHash("host", hostName, { cgroup, ...params });
+  };
+
+  // header and toolbar
+  const facts = h("div", { class: "facts muted" }, "loading\u2026");
+  const rangeBtns = h("span", { class: "seg", id: "range-picker" },
+    Object.keys(RANGES).map((k) => h("button", {
+      class: k === win.rangeKey ? "on" : "", dataset: { range: k },
+      onclick: () => nav({ range: k }),
+    }, k)));
+  const zoomInfo = win.fixed
+    ? h("span", { class: "muted", id: "zoom-info" }, fmtTime(win.since) + " \u2192 " + fmtTime(win.until) + " ",
+      h("button", { id: "zoom-reset", onclick: () => nav({ range: "1h" }) }, "back to last hour"))
+    : h("span", { class: "muted" }, "drag on a chart to zoom");
+  const cgSel = h("select", { id: "cgroup-picker", onchange: (e) => nav({ ...keepWindow(), cgroup: e.target.value }) },
+    h("option", { value: "" }, "whole host"));
+  const alertStrip = h("div", { class: "toolbar", id: "alert-strip" });
+  const grid = h("div", { class: "charts", id: "charts" });
+
+  function keepWindow() {
+    return win.fixed ? { from: Math.round(win.since), to: Math.round(win.until) } : { range: win.rangeKey };
+  }
+
+  el.append(
+    h("div", { class: "host-head" },
+      h("h1", {}, h("a", { href: "#/fleet" }, "Fleet"), " / ", hostName, cgroup ? h("span", { class: "mono" }, " " + cgroup) : null),
+      facts),
+    h("div", { class: "toolbar" }, h("label", {}, "Range"), rangeBtns, zoomInfo,
+      h("label", { for: "cgroup-picker" }, "Cgroup"), cgSel),
+    alertStrip, grid);
+
+  const figures = cgroup ? CGROUP_FIGURES : HOST_FIGURES;
+  const panels = new Map();
+  for (const fig of figures) {
+    const body = h("div", { class: "plot" }, h("div", { class: "nodata" }, "loading\u2026"));
+    const panel = h("div", { class: "panel chart", dataset: { fig: fig.id } },
+      h("h3", {}, fig.title), h("div", { class: "sub" }, fig.sub), body);
+    panels.set(fig.id, { panel, body });
+    grid.append(panel);
+  }
+
+  const plotWidth = () => {
+    const p = panels.values().next().value;
+    return Math.max(300, (p ? p.panel.clientWidth : 600) - 18);
+  };
+
+  async function loadFacts() {
+    const [info, cgs] = await Promise.all([api.host(hostName, ctl.signal), api.cgroups(hostName, ctl.signal)]);
+    const labels = Object.entries(info.labels || {}).map(([k, v]) => h("span", { class: "chip" }, k + "=" + v));
+    facts.replaceChildren(
+      h("span", {}, "kernel ", h("span", { class: "mono" }, info.kernel || "\u2013")),
+      h("span", { title: fmtTime(info.last_seen_ts) }, "last seen " + fmtAgo(info.last_seen_ts)),
+      h("span", {}, (info.samples ?? "?") + " samples"),
+      h("span", {}, (info.cgroups ?? 0) + " cgroups"),
+      info.agent_version ? h("span", {}, "agent " + info.agent_version) : null,
+      ...labels);
+    for (const c of cgs.cgroups || []) {
+      cgSel.append(h("option", { value: c.path, selected: c.path === cgroup },
+        c.path + (c.version === 1 ? " (v1)" : "")));
+    }
+  }
+
+  function renderAlertStrip() {
+    const mine = alerts.filter((a) => !cgroup || a.cgroup === null || a.cgroup === cgroup);
+    if (!mine.length) {
+      alertStrip.replaceChildren(h("span", { class: "muted" }, "no alert in this range"));
+      return;
+    }
+    alertStrip.replaceChildren(h("span", { class: "muted" }, "Alerts in range:"),
+      ...mine.map((a) => h("a", {
+        class: "chip " + a.severity, dataset: { alertId: a.id },
+        href: makeHash("alerts", "", { host: hostName, kind: a.kind, state: "all" }),
+        title: a.summary,
+      }, a.kind + (a.cgroup ? " " + a.cgroup : "") + " \u00b7 " + fmtTime(parseTime(a.started_at)).slice(5, 16) +
+        " \u00b7 " + (a.ended_at ? fmtDuration(parseTime(a.ended_at) - parseTime(a.started_at)) : "open"))));
+  }
+
+  function shaded() {
+    return alerts
+      .filter((a) => !cgroup || a.cgroup === null || a.cgroup === cgroup)
+      .map((a) => ({ t0: parseTime(a.started_at), t1: parseTime(a.ended_at) ?? win.until, severity: a.severity }));
+  }
+
+  async function loadData(signal) {
+    if (!win.fixed) win = windowOf(route.params);
+    const points = Math.min(2000, Math.round(plotWidth()));
+    const names = neededNames(resolved.figs);
+    if (!cgroup) for (const n of ["vmstat.nr_dirty", "meminfo.Dirty"]) if (resolved.have.has(n) && !names.includes(n)) names.push(n);
+    const q = { cgroup: cgroup || undefined, since: win.since.toFixed(3), until: win.until.toFixed(3), points };
+    const [answers, al] = await Promise.all([
+      Promise.all(names.map((m) => api.series(hostName, { metric: m, ...q }, signal).then((a) => [m, a]))),
+      api.alerts({ host: hostName, since: Math.floor(win.since), until: Math.ceil(win.until), state: "all", limit: 1000 }, signal),
+    ]);
+    alerts = al.alerts || [];
+    renderAlertStrip();
+    const idx = index(new Map(answers));
+    if (!cgroup) pageSize = inferPageSize(idx);
+    const ctx = {
+      range: () => [win.since, win.until],
+      alerts: shaded(),
+      syncKey: "vmscope-host",
+      onZoom: (a, b) => nav({ from: Math.floor(a), to: Math.ceil(b) }),
+      width: plotWidth(),
+      height: CHART_H,
+    };
+    for (const rf of resolved.figs) {
+      const { body, panel } = panels.get(rf.fig.id);
+      const lines = assemble(rf, idx, pageSize);
+      const hasData = lines.some((l) => l.avg.some((v) => v !== null));
+      panel.dataset.hasData = hasData ? "1" : "0";
+      if (!lines.length || !hasData) {
+        if (charts.has(rf.fig.id)) { charts.get(rf.fig.id).destroy(); charts.delete(rf.fig.id); }
+        body.replaceChildren(h("div", { class: "nodata" }, lines.length ? "no data in this range" : "not reported by this " + (cgroup ? "cgroup" : "kernel")));
+        continue;
+      }
+      const existing = charts.get(rf.fig.id);
+      if (existing) {
+        existing.ctx.alerts = ctx.alerts;
+        existing.chart.update(lines, idx.x);
+      } else {
+        body.replaceChildren();
+        const myCtx = { ...ctx };
+        charts.set(rf.fig.id, { ctx: myCtx, chart: createChart(body, rf.fig, lines, idx.x, myCtx) });
+      }
+    }
+    el.dataset.loaded = String(Date.now());
+    setStatus("updated " + fmtTime(Date.now() / 1000).slice(11));
+  }
+
+  async function start() {
+    try {
+      const [, m] = await Promise.all([loadFacts(), api.metrics(hostName, cgroup || undefined, ctl.signal)]);
+      const have = new Set((m.metrics || []).map((x) => x.name));
+      resolved = { have, figs: resolve(figures, have) };
+      if (win.fixed) {
+        await loadData(ctl.signal);
+      } else {
+        const every = RANGES[win.rangeKey] <= 86400 ? 10000 : 60000;
+        stopPoll = poll(async (signal) => {
+          try {
+            await loadData(signal);
+          } catch (e) {
+            if (e.name !== "AbortError") setStatus("host: " + e.message, true);
+          }
+        }, every);
+      }
+    } catch (e) {
+      if (e.name === "AbortError") return;
+      setStatus("host: " + e.message, true);
+      facts.replaceChildren(h("span", { class: "error" }, e.status === 404 ? "unknown host " + hostName : "could not load: " + e.message));
+    }
+  }
+
+  let resizeTimer = null;
+  const onResize = () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => { for (const c of charts.values()) c.chart.resize(plotWidth()); }, 150);
+  };
+  window.addEventListener("resize", onResize);
+  start();
+
+  return {
+    destroy() {
+      ctl.abort();
+      if (stopPoll) stopPoll();
+      clearTimeout(resizeTimer);
+      window.removeEventListener("resize", onResize);
+      for (const c of charts.values()) c.chart.destroy();
+      charts.clear();
+    },
+  };
+}
