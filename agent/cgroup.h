@@ -1,0 +1,83 @@
+/* cgroup.h - finding the memory cgroup hierarchies and choosing which
+ * cgroups a sample reports.
+ *
+ * Hierarchies: without a root directory they come from /proc/self/mountinfo
+ * (the cgroup2 mount, and the cgroup v1 mount carrying the memory
+ * controller). Under --root DIR they are found by the contract's convention
+ * (CONTRACT.md §4): v2 at DIR/sys/fs/cgroup when it holds cgroup.controllers,
+ * else v1 memory at DIR/sys/fs/cgroup/memory and v2 at
+ * DIR/sys/fs/cgroup/unified. A hybrid machine thus has two hierarchies, v1
+ * walked first.
+ *
+ * Selection: the root cgroup is never reported; directories are visited
+ * breadth first (names sorted, so output is stable and, when --cgroup-max
+ * cuts, the shallower cgroups are the ones kept) down to `depth` levels.
+ * A path is reported when it matches an include glob (or there is none) and
+ * no exclude glob (fnmatch without FNM_PATHNAME: `*` also matches `/`).
+ * Directories whose path the contract would refuse (not printable UTF-8,
+ * over 4096 bytes) are skipped with their subtree.
+ */
+#ifndef VMSCOPE_AGENT_CGROUP_H
+#define VMSCOPE_AGENT_CGROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct cg_hier {
+	int version;		/* 1 or 2 */
+	char *mount;		/* owned absolute path of the hierarchy root */
+};
+
+struct cg_hiers {
+	struct cg_hier h[2];
+	int n;
+};
+
+/* Finds the hierarchies (see above); root NULL means the live system.
+ * Returns the number found (0 is not an error: a machine or tree may have
+ * no memory cgroups), or -1 when out of memory. */
+int cg_discover(struct cg_hiers *hs, const char *root);
+
+/* Same as cg_discover(NULL) but reading a given mountinfo file (tests). */
+int cg_discover_mountinfo(struct cg_hiers *hs, const char *mountinfo_path);
+
+void cg_hiers_release(struct cg_hiers *hs);
+
+struct cg_select {
+	int depth;			/* levels below the root */
+	int max;			/* entries per sample, over all hierarchies */
+	char *const *include;		/* borrowed globs */
+	size_t ninclude;
+	char *const *exclude;
+	size_t nexclude;
+};
+
+/* True when a cgroup path passes the include/exclude globs. */
+bool cg_path_selected(const struct cg_select *sel, const char *path);
+
+/* Called for each reported cgroup: dirfd is an open descriptor of its
+ * directory (closed by the walker after the call), path its contract path. */
+typedef void (*cg_visit_fn)(void *ctx, const struct cg_hier *h, int dirfd,
+			    const char *path, size_t pathlen);
+
+/* Reused memory of the walk (queue and directory listings). */
+struct cg_walk {
+	char *q;		/* owned: queued directories, NUL-separated relative paths */
+	size_t qlen, qcap;
+	char *l;		/* owned: names of the directory being listed */
+	size_t llen, lcap;
+	size_t *names;		/* owned: offsets into l */
+	size_t nnames, ncap;
+	unsigned long skipped_bad;	/* paths refused by the contract, last walk */
+	bool truncated;		/* the last walk stopped at sel->max or a buffer cap */
+};
+
+void cg_walk_release(struct cg_walk *wk);
+
+/* Visits the selected cgroups of every hierarchy, at most sel->max in all.
+ * Returns the number visited. Directories vanishing or unreadable mid-walk
+ * are skipped silently (cgroups come and go). */
+int cg_walk(struct cg_walk *wk, const struct cg_hiers *hs, const struct cg_select *sel,
+	    cg_visit_fn fn, void *ctx);
+
+#endif

@@ -1,0 +1,542 @@
+/* collect.c - one sample from the kernel's files, streamed as JSON. */
+#include "collect.h"
+#include "log.h"
+#include "names.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const vm_settings[] = {
+	"swappiness", "dirty_ratio", "dirty_background_ratio", "dirty_bytes",
+	"dirty_background_bytes", "min_free_kbytes", "watermark_scale_factor",
+};
+#define N_VM_SETTINGS (sizeof(vm_settings) / sizeof(vm_settings[0]))
+
+static const char *const psi_names[] = { "memory", "io", "cpu" };
+
+static uint32_t fnv1a(const char *s, size_t n, uint32_t h)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+int collector_init(struct collector *c, const struct agent_opts *o)
+{
+	const char *root = o->root ? o->root : "/";
+
+	memset(c, 0, sizeof(*c));
+	c->o = o;
+	c->rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c->rootfd < 0) {
+		log_error("could not open root directory %s: %s", root, strerror(errno));
+		return -1;
+	}
+	c->page_size = sysconf(_SC_PAGESIZE);
+	if (c->page_size <= 0)
+		c->page_size = 4096;
+	c->v1_nolimit = (INT64_MAX / c->page_size) * c->page_size;
+	if (cg_discover(&c->hs, o->root) < 0) {
+		log_error("could not find cgroup hierarchies: out of memory");
+		close(c->rootfd);
+		return -1;
+	}
+	for (int i = 0; i < c->hs.n; i++)
+		log_info("memory cgroup v%d hierarchy at %s", c->hs.h[i].version, c->hs.h[i].mount);
+	if (c->hs.n == 0)
+		log_info("no memory cgroup hierarchy found; reporting host-level data only");
+	c->sel.depth = o->cgroup_depth;
+	c->sel.max = o->cgroup_max;
+	c->sel.include = o->include;
+	c->sel.ninclude = o->ninclude;
+	c->sel.exclude = o->exclude;
+	c->sel.nexclude = o->nexclude;
+	return 0;
+}
+
+void collector_release(struct collector *c)
+{
+	if (c->rootfd >= 0)
+		close(c->rootfd);
+	rbuf_release(&c->rb);
+	rbuf_release(&c->rb2);
+	cg_hiers_release(&c->hs);
+	cg_walk_release(&c->wk);
+	c->rootfd = -1;
+}
+
+/* Logs a message at warn level the first time its text is seen, at debug
+ * afterwards: a broken counter must not fill the journal every interval. */
+static void log_once(struct collector *c, const char *msg)
+{
+	uint32_t h = fnv1a(msg, strlen(msg), 2166136261u) | 1;
+	uint32_t slot = h % LOGGED_SLOTS;
+
+	for (uint32_t i = 0; i < LOGGED_SLOTS; i++) {
+		uint32_t *e = &c->logged[(slot + i) % LOGGED_SLOTS];
+		if (*e == h)
+			break;
+		if (*e == 0) {
+			*e = h;
+			log_warn("%s", msg);
+			return;
+		}
+	}
+	log_debug("%s", msg);
+}
+
+static void note_dropped(struct collector *c, const char *where, const char *key, size_t klen)
+{
+	char msg[512];
+
+	c->dropped++;
+	snprintf(msg, sizeof(msg), "dropped %s.%.*s: value above 2^63-1", where,
+		 (int)(klen > 128 ? 128 : klen), key);
+	log_once(c, msg);
+}
+
+/* Starts a new key set (dedup of one map's keys); O(1). */
+static void keyset_reset(struct collector *c)
+{
+	if (++c->keygen == 0) {
+		memset(c->keys, 0, sizeof(c->keys));
+		c->keygen = 1;
+	}
+}
+
+/* True when key was already seen in the current map (and records it). */
+static bool keyset_seen(struct collector *c, const char *k, size_t n)
+{
+	uint32_t h = fnv1a(k, n, 2166136261u);
+
+	for (uint32_t i = 0; i < KEYSET_SLOTS; i++) {
+		struct keyslot *s = &c->keys[(h + i) % KEYSET_SLOTS];
+		if (s->gen != c->keygen) {
+			s->gen = c->keygen;
+			s->hash = h;
+			s->k = k;
+			s->len = (uint32_t)n;
+			return false;
+		}
+		if (s->hash == h && s->len == n && !memcmp(s->k, k, n))
+			return true;
+	}
+	return true;	/* table full: treat further keys as duplicates */
+}
+
+/* Writes `"name":{...}` from the "key value" (or meminfo) lines in rb, or
+ * nothing at all when no line yields a value. */
+static void emit_kv_map(struct collector *c, const char *name, const char *where,
+			const struct rbuf *rb, bool colon)
+{
+	struct pf_iter it;
+	struct pf_kv kv;
+	enum pf_status st;
+	bool open = false;
+
+	keyset_reset(c);
+	pf_iter_init(&it, rb);
+	while ((st = pf_next_kv(&it, &kv, colon)) != PF_END) {
+		if (st == PF_BAD || !name_metric_valid(kv.key, kv.klen)) {
+			char msg[256];
+			snprintf(msg, sizeof(msg), "skipped a malformed line in %s: \"%.*s\"", where,
+				 (int)(kv.klen > 64 ? 64 : kv.klen), kv.key);
+			log_once(c, msg);
+			continue;
+		}
+		if (st == PF_RANGE) {
+			note_dropped(c, where, kv.key, kv.klen);
+			continue;
+		}
+		if (keyset_seen(c, kv.key, kv.klen))
+			continue;	/* first value of a repeated key stands */
+		if (!open) {
+			jw_keyz(c->w, name);
+			jw_obj_begin(c->w);
+			open = true;
+		}
+		jw_key(c->w, kv.key, kv.klen);
+		jw_int(c->w, kv.v);
+	}
+	if (open)
+		jw_obj_end(c->w);
+}
+
+static void emit_psi_line(struct jw *w, const char *kind, const struct psi_line *l)
+{
+	static const char *const avg_names[] = { "avg10", "avg60", "avg300" };
+
+	jw_keyz(w, kind);
+	jw_obj_begin(w);
+	for (int a = 0; a < 3; a++) {
+		if (!l->avg[a][0])
+			continue;
+		jw_keyz(w, avg_names[a]);
+		jw_raw_number(w, l->avg[a], strlen(l->avg[a]));
+	}
+	if (l->has_total) {
+		jw_keyz(w, "total");
+		jw_int(w, l->total);
+	}
+	jw_obj_end(w);
+}
+
+static void emit_psi_res(struct jw *w, const struct psi_res *r)
+{
+	jw_obj_begin(w);
+	if (r->some.present)
+		emit_psi_line(w, "some", &r->some);
+	if (r->full.present)
+		emit_psi_line(w, "full", &r->full);
+	jw_obj_end(w);
+}
+
+/* Reads and parses a pressure file; false when absent (no PSI, psi=0 gives
+ * EOPNOTSUPP on read, unreadable, empty). */
+static bool read_psi(struct collector *c, int dirfd, const char *path, const char *where,
+		     struct psi_res *out)
+{
+	bool range;
+	int rc = pf_read(&c->rb, dirfd, path);
+
+	if (rc < 0) {
+		if (rc != -ENOENT)
+			log_debug("%s: %s (treated as absent)", where, strerror(-rc));
+		return false;
+	}
+	if (pf_parse_psi(&c->rb, out, &range) < 0) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "could not parse %s (treated as absent)", where);
+		log_once(c, msg);
+		return false;
+	}
+	if (range)
+		note_dropped(c, where, "total", 5);
+	return true;
+}
+
+enum scalar { SC_ABSENT, SC_VALUE, SC_MAX };
+
+/* Reads a one-value file: SC_VALUE with *v, SC_MAX for "max", SC_ABSENT
+ * when missing or unusable. *err gets the read error (0 when read). */
+static enum scalar read_scalar(struct collector *c, int dirfd, const char *path,
+			       const char *where, bool hex, int64_t *v, int *err)
+{
+	int rc = pf_read(&c->rb, dirfd, path);
+
+	*err = rc;
+	if (rc < 0)
+		return SC_ABSENT;
+	rc = pf_parse_u63(&c->rb, hex, v);
+	if (rc == 1)
+		return SC_MAX;
+	if (rc == -ERANGE) {
+		note_dropped(c, where, path, strlen(path));
+		return SC_ABSENT;
+	}
+	if (rc < 0) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "could not parse %s/%s (treated as absent)", where, path);
+		log_once(c, msg);
+		return SC_ABSENT;
+	}
+	return SC_VALUE;
+}
+
+/* A short string file (boot_id, osrelease) as a JSON string, if usable. */
+static void emit_string_file(struct collector *c, const char *key, const char *path)
+{
+	char s[257];
+	int n;
+
+	if (pf_read(&c->rb, c->rootfd, path) < 0)
+		return;
+	n = pf_first_line(&c->rb, s, sizeof(s));
+	if (n <= 0 || !name_printable_utf8(s, (size_t)n))
+		return;
+	jw_keyz(c->w, key);
+	jw_str(c->w, s, (size_t)n);
+}
+
+static void emit_ts(struct jw *w, const struct timespec *ts)
+{
+	char buf[48];
+	long ms = ts->tv_nsec / 1000000;
+	int n = snprintf(buf, sizeof(buf), "%lld.%03ld", (long long)ts->tv_sec, ms);
+
+	jw_keyz(w, "ts");
+	jw_raw_number(w, buf, (size_t)n);
+}
+
+/* Seconds with up to millisecond precision, trailing zeros dropped. */
+static void emit_seconds(struct jw *w, const char *key, double s)
+{
+	char buf[48];
+	int n = snprintf(buf, sizeof(buf), "%.3f", s);
+
+	while (n > 1 && buf[n - 1] == '0')
+		n--;
+	if (buf[n - 1] == '.')
+		n--;
+	jw_keyz(w, key);
+	jw_raw_number(w, buf, (size_t)n);
+}
+
+static void emit_mglru(struct collector *c)
+{
+	int64_t v;
+	int err;
+
+	if (pf_read(&c->rb, c->rootfd, "sys/kernel/mm/lru_gen/enabled") < 0)
+		return;
+	if (c->rb.p[0] == 'y' || c->rb.p[0] == 'n') {
+		jw_keyz(c->w, "mglru");
+		jw_bool(c->w, c->rb.p[0] == 'y');
+		return;
+	}
+	if (read_scalar(c, c->rootfd, "sys/kernel/mm/lru_gen/enabled", "mglru", true, &v, &err) !=
+	    SC_VALUE)
+		return;
+	jw_keyz(c->w, "mglru");
+	jw_bool(c->w, v != 0);
+}
+
+static void emit_settings(struct collector *c)
+{
+	int64_t vals[N_VM_SETTINGS];
+	bool have[N_VM_SETTINGS], any = false;
+	char path[64];
+	int err;
+
+	for (size_t i = 0; i < N_VM_SETTINGS; i++) {
+		snprintf(path, sizeof(path), "proc/sys/vm/%s", vm_settings[i]);
+		have[i] = read_scalar(c, c->rootfd, path, "settings", false, &vals[i], &err) == SC_VALUE;
+		any = any || have[i];
+	}
+	if (!any)
+		return;
+	jw_keyz(c->w, "settings");
+	jw_obj_begin(c->w);
+	for (size_t i = 0; i < N_VM_SETTINGS; i++) {
+		if (!have[i])
+			continue;
+		snprintf(path, sizeof(path), "vm.%s", vm_settings[i]);
+		jw_keyz(c->w, path);
+		jw_int(c->w, vals[i]);
+	}
+	jw_obj_end(c->w);
+}
+
+static void emit_host_psi(struct collector *c)
+{
+	struct psi_res r[3];
+	bool have[3], any = false;
+	char path[64], where[32];
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "proc/pressure/%s", psi_names[i]);
+		snprintf(where, sizeof(where), "psi.%s", psi_names[i]);
+		have[i] = read_psi(c, c->rootfd, path, where, &r[i]);
+		any = any || have[i];
+	}
+	if (!any)
+		return;
+	jw_keyz(c->w, "psi");
+	jw_obj_begin(c->w);
+	for (int i = 0; i < 3; i++) {
+		if (!have[i])
+			continue;
+		jw_keyz(c->w, psi_names[i]);
+		emit_psi_res(c->w, &r[i]);
+	}
+	jw_obj_end(c->w);
+}
+
+/* What one cgroup directory yielded; written only when something was read. */
+struct cg_data {
+	bool any;
+	bool psi_ok;
+	struct psi_res psi;
+	enum scalar cur, max, swap;	/* swap SC_MAX here means JSON null */
+	int64_t cur_v, max_v, swap_v;
+	int nset;
+	const char *set_name[4];
+	int64_t set_v[4];
+	bool stat_ok, events_ok;
+};
+
+static void read_cg_v2(struct collector *c, int dfd, const char *where, struct cg_data *d)
+{
+	static const char *const sets[] = { "memory.low", "memory.high", "memory.swap.max" };
+	int err;
+	int64_t v;
+
+	d->psi_ok = read_psi(c, dfd, "memory.pressure", where, &d->psi);
+	d->cur = read_scalar(c, dfd, "memory.current", where, false, &d->cur_v, &err);
+	d->max = read_scalar(c, dfd, "memory.max", where, false, &d->max_v, &err);
+	d->swap = read_scalar(c, dfd, "memory.swap.current", where, false, &d->swap_v, &err);
+	if (d->swap == SC_MAX)
+		d->swap = SC_ABSENT;
+	for (int i = 0; i < 3; i++) {
+		/* "max" (no limit) is left out: settings are name -> integer */
+		if (read_scalar(c, dfd, sets[i], where, false, &v, &err) == SC_VALUE) {
+			d->set_name[d->nset] = sets[i];
+			d->set_v[d->nset++] = v;
+		}
+	}
+	d->any = d->psi_ok || d->cur != SC_ABSENT || d->max != SC_ABSENT ||
+		 d->swap != SC_ABSENT || d->nset > 0;
+}
+
+static void read_cg_v1(struct collector *c, int dfd, const char *where, struct cg_data *d)
+{
+	int err, memsw_err;
+	int64_t v, memsw;
+
+	d->cur = read_scalar(c, dfd, "memory.usage_in_bytes", where, false, &d->cur_v, &err);
+	d->max = read_scalar(c, dfd, "memory.limit_in_bytes", where, false, &d->max_v, &err);
+	if (d->max == SC_ABSENT && err == 0)
+		d->max = SC_MAX;	/* a limit above 2^63-1 is no limit */
+	if (d->max == SC_VALUE && d->max_v >= c->v1_nolimit)
+		d->max = SC_MAX;
+	enum scalar ms = read_scalar(c, dfd, "memory.memsw.usage_in_bytes", where, false, &memsw,
+				     &memsw_err);
+	if (d->cur == SC_VALUE && ms == SC_VALUE) {
+		d->swap = SC_VALUE;
+		d->swap_v = memsw > d->cur_v ? memsw - d->cur_v : 0;
+	} else if (d->cur == SC_VALUE && memsw_err == -ENOENT) {
+		d->swap = SC_MAX;	/* null: no memsw accounting */
+	}
+	if (read_scalar(c, dfd, "memory.swappiness", where, false, &v, &err) == SC_VALUE) {
+		d->set_name[d->nset] = "memory.swappiness";
+		d->set_v[d->nset++] = v;
+	}
+	d->any = d->cur != SC_ABSENT || d->max != SC_ABSENT || d->nset > 0;
+}
+
+static void emit_scalar(struct jw *w, const char *key, enum scalar s, int64_t v)
+{
+	if (s == SC_ABSENT)
+		return;
+	jw_keyz(w, key);
+	if (s == SC_MAX)
+		jw_null(w);
+	else
+		jw_int(w, v);
+}
+
+/* cg_walk callback: one cgroup entry. */
+static void visit_cgroup(void *ctx, const struct cg_hier *h, int dfd, const char *path,
+			 size_t pathlen)
+{
+	struct collector *c = ctx;
+	struct cg_data d;
+	char where[64];
+
+	memset(&d, 0, sizeof(d));
+	snprintf(where, sizeof(where), "cgroup v%d %.40s", h->version, path);
+	if (h->version == 2)
+		read_cg_v2(c, dfd, where, &d);
+	else
+		read_cg_v1(c, dfd, where, &d);
+	/* the two maps last, one per buffer, so they can be streamed */
+	d.stat_ok = pf_read(&c->rb, dfd, "memory.stat") == 0;
+	d.events_ok = h->version == 2 && pf_read(&c->rb2, dfd, "memory.events") == 0;
+	if (!d.any && !d.stat_ok && !d.events_ok)
+		return;	/* vanished, or nothing of memory there */
+
+	struct jw *w = c->w;
+	if (c->ncg == 0) {
+		jw_keyz(w, "cgroups");
+		jw_arr_begin(w);
+	}
+	c->ncg++;
+	jw_obj_begin(w);
+	jw_keyz(w, "path");
+	jw_str(w, path, pathlen);
+	jw_keyz(w, "version");
+	jw_int(w, h->version);
+	if (d.stat_ok)
+		emit_kv_map(c, "memory_stat", "memory_stat", &c->rb, false);
+	if (d.events_ok)
+		emit_kv_map(c, "events", "events", &c->rb2, false);
+	if (d.psi_ok) {
+		jw_keyz(w, "psi");
+		emit_psi_res(w, &d.psi);
+	}
+	emit_scalar(w, "memory_current", d.cur, d.cur_v);
+	emit_scalar(w, "memory_max", d.max, d.max_v);
+	emit_scalar(w, "swap_current", d.swap, d.swap_v);
+	if (d.nset) {
+		jw_keyz(w, "settings");
+		jw_obj_begin(w);
+		for (int i = 0; i < d.nset; i++) {
+			jw_keyz(w, d.set_name[i]);
+			jw_int(w, d.set_v[i]);
+		}
+		jw_obj_end(w);
+	}
+	jw_obj_end(w);
+}
+
+int collector_sample(struct collector *c, struct jw *w)
+{
+	const struct agent_opts *o = c->o;
+	struct timespec ts;
+	int rc;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c->w = w;
+	c->dropped = 0;
+	c->ncg = 0;
+	rc = pf_read(&c->rb, c->rootfd, "proc/vmstat");
+	if (rc < 0) {
+		log_error("could not read %s/proc/vmstat: %s; no sample this interval",
+			  o->root ? o->root : "", strerror(-rc));
+		return -1;
+	}
+	jw_obj_begin(w);
+	jw_keyz(w, "host");
+	jw_str(w, o->host, strlen(o->host));
+	emit_ts(w, &ts);
+	emit_seconds(w, "interval_s", o->interval_s);
+	emit_kv_map(c, "vmstat", "vmstat", &c->rb, false);
+	emit_string_file(c, "boot_id", "proc/sys/kernel/random/boot_id");
+	emit_string_file(c, "kernel", "proc/sys/kernel/osrelease");
+	jw_keyz(w, "page_size");
+	jw_int(w, c->page_size);
+	emit_mglru(c);
+	jw_keyz(w, "agent_version");
+	jw_str(w, AGENT_VERSION, strlen(AGENT_VERSION));
+	if (o->nlabels) {
+		jw_keyz(w, "labels");
+		jw_obj_begin(w);
+		for (size_t i = 0; i < o->nlabels; i++) {
+			jw_key(w, o->labels[i].key, strlen(o->labels[i].key));
+			jw_str(w, o->labels[i].value, strlen(o->labels[i].value));
+		}
+		jw_obj_end(w);
+	}
+	emit_settings(c);
+	if (pf_read(&c->rb, c->rootfd, "proc/meminfo") == 0)
+		emit_kv_map(c, "meminfo", "meminfo", &c->rb, true);
+	emit_host_psi(c);
+	cg_walk(&c->wk, &c->hs, &c->sel, visit_cgroup, c);
+	if (c->ncg)
+		jw_arr_end(w);
+	jw_obj_end(w);
+	if (c->wk.skipped_bad && c->wk.skipped_bad != c->last_bad)
+		log_warn("skipped %lu cgroups whose path is not printable UTF-8 of at most 4096 bytes",
+			 c->wk.skipped_bad);
+	c->last_bad = c->wk.skipped_bad;
+	if (c->wk.truncated && !c->last_truncated)
+		log_warn("more cgroups than --cgroup-max %d; reporting the first %d (breadth first)",
+			 o->cgroup_max, c->ncg);
+	c->last_truncated = c->wk.truncated;
+	return 0;
+}

@@ -1,0 +1,61 @@
+/* collect.h - reading one sample from /proc, /sys and the memory cgroups and
+ * writing it as a contract JSON object (CONTRACT.md §1).
+ *
+ * The sample is streamed through a struct jw: nothing is built in memory,
+ * read buffers are reused, so a sample costs a few file reads and no
+ * allocation in the steady state. What the kernel does not have (no PSI, a
+ * file that is empty, unreadable or gone) becomes an absent key, never null
+ * or {}; the only nulls are the contract's: memory_max "max" and v1
+ * swap_current without memsw accounting. Values above 2^63-1 are dropped and
+ * logged (once per name at warn level, then at debug).
+ */
+#ifndef VMSCOPE_AGENT_COLLECT_H
+#define VMSCOPE_AGENT_COLLECT_H
+
+#include <stdint.h>
+
+#include "cgroup.h"
+#include "jsonw.h"
+#include "options.h"
+#include "procfs.h"
+
+#define KEYSET_SLOTS 1024	/* distinct keys per map before dedup gives up */
+#define LOGGED_SLOTS 256
+
+struct keyslot {
+	uint32_t gen, hash;
+	const char *k;		/* borrowed from the read buffer during one map */
+	uint32_t len;
+};
+
+struct collector {
+	const struct agent_opts *o;	/* borrowed */
+	int rootfd;			/* "/" or --root DIR */
+	long page_size;
+	int64_t v1_nolimit;		/* PAGE_COUNTER_MAX x page size */
+	struct rbuf rb, rb2;		/* reused read buffers */
+	struct cg_hiers hs;
+	struct cg_walk wk;
+	struct cg_select sel;
+	struct jw *w;			/* the writer of the sample in progress */
+	int ncg;			/* cgroup entries written so far */
+	struct keyslot keys[KEYSET_SLOTS];
+	uint32_t keygen;
+	uint32_t logged[LOGGED_SLOTS];	/* hashes of messages already at warn */
+	unsigned long dropped;		/* values dropped in the last sample */
+	unsigned long last_bad, last_truncated;
+};
+
+/* Opens the root, finds the cgroup hierarchies. o is borrowed and must
+ * outlive the collector. Returns 0, or -1 with a message logged (the root
+ * directory cannot be opened, out of memory). */
+int collector_init(struct collector *c, const struct agent_opts *o);
+
+void collector_release(struct collector *c);
+
+/* Writes one sample object to w (no trailing newline). Returns 0, or -1
+ * when /proc/vmstat (required) cannot be read: then nothing was written.
+ * A write error shows in w->err. */
+int collector_sample(struct collector *c, struct jw *w);
+
+#endif

@@ -1,0 +1,89 @@
+/* procfs.h - reading and parsing the kernel's text files (/proc, cgroupfs).
+ *
+ * Files are read whole into one caller-owned, reused buffer (struct rbuf), so
+ * a sample costs no allocation once the buffer has grown to the largest
+ * file. Parsers are tolerant of what real kernels and recorded trees do:
+ * runs of spaces or tabs, a last line without a newline, CR before LF. A
+ * value above 2^63-1 (a kernel printing a negative per-cpu drift as
+ * unsigned, e.g. 18446744073709551615) is reported as PF_RANGE so that the
+ * caller drops it: the contract's integers are signed 64-bit.
+ */
+#ifndef VMSCOPE_AGENT_PROCFS_H
+#define VMSCOPE_AGENT_PROCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RBUF_MAX (4u << 20)	/* no kernel file we read is anywhere near this */
+
+/* A growable read buffer; p is owned (free with rbuf_release). */
+struct rbuf {
+	char *p;
+	size_t len, cap;
+};
+
+void rbuf_release(struct rbuf *rb);
+
+/* Reads the whole file `path` (relative to dirfd, or absolute / AT_FDCWD)
+ * into rb, NUL-terminated, setting rb->len. Returns 0, or a negative errno
+ * (-ENOENT when it vanished, -EACCES, -EOPNOTSUPP for PSI with psi=0,
+ * -EFBIG over RBUF_MAX, -ENOMEM). An empty file returns -ENODATA: to the
+ * contract an empty file is the same as an absent one. */
+int pf_read(struct rbuf *rb, int dirfd, const char *path);
+
+/* Line iteration over a buffer filled by pf_read. */
+struct pf_iter {
+	const char *p, *end;
+};
+
+void pf_iter_init(struct pf_iter *it, const struct rbuf *rb);
+
+enum pf_status {
+	PF_END = 0,	/* no more lines */
+	PF_OK,		/* key and value filled */
+	PF_RANGE,	/* key filled, value above 2^63-1: drop it */
+	PF_BAD,		/* malformed line (key may be empty): skip it */
+};
+
+struct pf_kv {
+	const char *key;	/* points into the buffer, not NUL-terminated */
+	size_t klen;
+	int64_t v;
+};
+
+/* Next "key value" line (vmstat, memory.stat, memory.events). With colon
+ * set, the meminfo form "Key:   value kB" (the unit is optional). Blank
+ * lines are skipped. */
+enum pf_status pf_next_kv(struct pf_iter *it, struct pf_kv *kv, bool colon);
+
+/* One PSI line ("some avg10=0.00 avg60=0.00 avg300=0.00 total=0"). The
+ * averages are kept as the kernel printed them (validated as a decimal
+ * number from 0 to 100) so they are emitted without float rounding. */
+struct psi_line {
+	bool present;
+	bool has_total;
+	char avg[3][16];	/* avg10, avg60, avg300; "" when absent */
+	int64_t total;
+};
+
+struct psi_res {
+	struct psi_line some, full;
+};
+
+/* Parses a pressure file already in rb. Returns 0 when at least one line was
+ * understood, -1 otherwise. Sets *total_range when a total was above
+ * 2^63-1 (and so dropped). */
+int pf_parse_psi(const struct rbuf *rb, struct psi_res *out, bool *total_range);
+
+/* Parses a one-value file (memory.current, memory.max, proc/sys/vm files):
+ * returns 0 with *v set, 1 when it reads "max", or -EINVAL (not a number),
+ * -ERANGE (above 2^63-1). Hex with 0x is accepted when allow_hex. */
+int pf_parse_u63(const struct rbuf *rb, bool allow_hex, int64_t *v);
+
+/* Copies the first line of rb, trimmed, into out (at most outlen-1 bytes).
+ * Returns its length, or -1 when empty or longer than outlen-1. */
+int pf_first_line(const struct rbuf *rb, char *out, size_t outlen);
+
+#endif
