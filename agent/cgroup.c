@@ -1,6 +1,6 @@
 /* cgroup.c - memory cgroup hierarchies and the breadth-first selection walk. */
 #include "cgroup.h"
-#include "log.h"
+#include "alog.h"
 #include "names.h"
 
 #include <dirent.h>
@@ -82,7 +82,7 @@ int cg_discover_mountinfo(struct cg_hiers *hs, const char *path)
 
 	memset(hs, 0, sizeof(*hs));
 	if (!f) {
-		log_warn("could not open %s: %s; reporting no cgroups", path, strerror(errno));
+		alog_warn("could not open %s: %s; reporting no cgroups", path, strerror(errno));
 		return 0;
 	}
 	while (getline(&line, &cap, f) > 0) {
@@ -263,7 +263,7 @@ static int walk_one(struct cg_walk *wk, const struct cg_hier *h, const struct cg
 	char path[CGROUP_PATH_MAXLEN + 2];
 
 	if (mfd < 0) {
-		log_debug("could not open cgroup hierarchy %s: %s", h->mount, strerror(errno));
+		alog_debug("could not open cgroup hierarchy %s: %s", h->mount, strerror(errno));
 		return visited;
 	}
 	wk->qlen = 0;

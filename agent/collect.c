@@ -1,6 +1,6 @@
 /* collect.c - one sample from the kernel's files, streamed as JSON. */
 #include "collect.h"
-#include "log.h"
+#include "alog.h"
 #include "names.h"
 
 #include <errno.h>
@@ -34,7 +34,7 @@ int collector_init(struct collector *c, const struct agent_opts *o)
 	c->o = o;
 	c->rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (c->rootfd < 0) {
-		log_error("could not open root directory %s: %s", root, strerror(errno));
+		alog_error("could not open root directory %s: %s", root, strerror(errno));
 		return -1;
 	}
 	c->page_size = sysconf(_SC_PAGESIZE);
@@ -42,14 +42,14 @@ int collector_init(struct collector *c, const struct agent_opts *o)
 		c->page_size = 4096;
 	c->v1_nolimit = (INT64_MAX / c->page_size) * c->page_size;
 	if (cg_discover(&c->hs, o->root) < 0) {
-		log_error("could not find cgroup hierarchies: out of memory");
+		alog_error("could not find cgroup hierarchies: out of memory");
 		close(c->rootfd);
 		return -1;
 	}
 	for (int i = 0; i < c->hs.n; i++)
-		log_info("memory cgroup v%d hierarchy at %s", c->hs.h[i].version, c->hs.h[i].mount);
+		alog_info("memory cgroup v%d hierarchy at %s", c->hs.h[i].version, c->hs.h[i].mount);
 	if (c->hs.n == 0)
-		log_info("no memory cgroup hierarchy found; reporting host-level data only");
+		alog_info("no memory cgroup hierarchy found; reporting host-level data only");
 	c->sel.depth = o->cgroup_depth;
 	c->sel.max = o->cgroup_max;
 	c->sel.include = o->include;
@@ -83,11 +83,11 @@ static void log_once(struct collector *c, const char *msg)
 			break;
 		if (*e == 0) {
 			*e = h;
-			log_warn("%s", msg);
+			alog_warn("%s", msg);
 			return;
 		}
 	}
-	log_debug("%s", msg);
+	alog_debug("%s", msg);
 }
 
 static void note_dropped(struct collector *c, const char *where, const char *key, size_t klen)
@@ -206,7 +206,7 @@ static bool read_psi(struct collector *c, int dirfd, const char *path, const cha
 
 	if (rc < 0) {
 		if (rc != -ENOENT)
-			log_debug("%s: %s (treated as absent)", where, strerror(-rc));
+			alog_debug("%s: %s (treated as absent)", where, strerror(-rc));
 		return false;
 	}
 	if (pf_parse_psi(&c->rb, out, &range) < 0) {
@@ -496,7 +496,7 @@ int collector_sample(struct collector *c, struct jw *w)
 	c->ncg = 0;
 	rc = pf_read(&c->rb, c->rootfd, "proc/vmstat");
 	if (rc < 0) {
-		log_error("could not read %s/proc/vmstat: %s; no sample this interval",
+		alog_error("could not read %s/proc/vmstat: %s; no sample this interval",
 			  o->root ? o->root : "", strerror(-rc));
 		return -1;
 	}
@@ -531,11 +531,11 @@ int collector_sample(struct collector *c, struct jw *w)
 		jw_arr_end(w);
 	jw_obj_end(w);
 	if (c->wk.skipped_bad && c->wk.skipped_bad != c->last_bad)
-		log_warn("skipped %lu cgroups whose path is not printable UTF-8 of at most 4096 bytes",
+		alog_warn("skipped %lu cgroups whose path is not printable UTF-8 of at most 4096 bytes",
 			 c->wk.skipped_bad);
 	c->last_bad = c->wk.skipped_bad;
 	if (c->wk.truncated && !c->last_truncated)
-		log_warn("more cgroups than --cgroup-max %d; reporting the first %d (breadth first)",
+		alog_warn("more cgroups than --cgroup-max %d; reporting the first %d (breadth first)",
 			 o->cgroup_max, c->ncg);
 	c->last_truncated = c->wk.truncated;
 	return 0;

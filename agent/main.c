@@ -1,7 +1,7 @@
 /* main.c - vmscope-agent: sample on schedule, spool, deliver. */
 #include "collect.h"
 #include "jsonw.h"
-#include "log.h"
+#include "alog.h"
 #include "options.h"
 
 #include <errno.h>
@@ -22,7 +22,7 @@ static int run_stdout(struct collector *col, const struct agent_opts *o)
 		return 1;
 	jw_raw(&w, "\n", 1);
 	if (jw_flush(&w) < 0) {
-		log_error("could not write to standard output: %s", strerror(-w.err));
+		alog_error("could not write to standard output: %s", strerror(-w.err));
 		return 1;
 	}
 	(void)o;
@@ -44,7 +44,7 @@ int main(int argc, char **argv)
 		opts_release(&o);
 		return rc < 0 ? 2 : 0;
 	}
-	log_set_level((enum log_level)o.log_level);
+	alog_set_level((enum alog_level)o.log_level);
 	if (collector_init(&col, &o) < 0) {
 		opts_release(&o);
 		return 1;

@@ -1,6 +1,6 @@
 /* options.c - flags and config file into struct agent_opts. */
 #include "options.h"
-#include "log.h"
+#include "alog.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -67,7 +67,7 @@ void opts_init(struct agent_opts *o)
 	o->spool_max_bytes = 64ull << 20;
 	o->batch_max = 50;
 	o->timeout_s = 10;
-	o->log_level = LOG_INFO;
+	o->log_level = ALOG_INFO;
 	if (gethostname(buf, sizeof(buf)) == 0) {
 		buf[sizeof(buf) - 1] = '\0';
 		/* keep the short name valid: drop characters the contract refuses */
@@ -224,9 +224,9 @@ static int add_glob(char **arr, size_t *n, const char *v, const char *name,
 {
 	if (*n >= OPT_MAX_GLOBS)
 		return errf(err, errlen, "--%s: at most %d patterns", name, OPT_MAX_GLOBS);
-	if (!*v || v[0] != '/')
-		return errf(err, errlen, "--%s: expected a glob on cgroup paths starting with / "
-			    "(got \"%.64s\")", name, v);
+	if (!*v || strlen(v) > 4096)
+		return errf(err, errlen, "--%s: expected a glob on cgroup paths such as "
+			    "/system.slice/*", name);
 	arr[*n] = strdup(v);
 	if (!arr[*n])
 		return errf(err, errlen, "--%s: out of memory", name);
@@ -301,8 +301,8 @@ int opts_set(struct agent_opts *o, const char *name, const char *v, char *err, s
 		return 0;
 	}
 	if (!strcmp(name, "log-level")) {
-		enum log_level l;
-		if (log_parse_level(v, &l) < 0)
+		enum alog_level l;
+		if (alog_parse_level(v, &l) < 0)
 			return errf(err, errlen, "--log-level: expected error, warn, info or debug");
 		o->log_level = (int)l;
 		return 0;

@@ -42,7 +42,7 @@ struct agent_opts {
 	uint64_t spool_max_bytes;
 	int batch_max;		/* samples per POST */
 	double timeout_s;	/* per HTTP request */
-	int log_level;		/* enum log_level */
+	int log_level;		/* enum alog_level */
 };
 
 /* Fills defaults (the host name from gethostname, the spool directory from

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# agent_fixtures.sh - the agent's output on recorded /proc and /sys trees of
+# five kernels must equal each fixture's expected.json (ignoring ts, host,
+# agent_version, page_size). Also: the committed trees are what
+# gen_fixtures.py makes, and unreadable files (EACCES) become absent keys.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+AGENT=${AGENT:-$PWD/bin/vmscope-agent}
+FX=tests/fixtures
+passed=0 failed=0
+tmp=$(mktemp -d /tmp/vmscope-fx.XXXXXX)
+chmod 0755 "$tmp"
+trap 'chmod -R u+rwX "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+
+check() {	# name, command...
+	local name=$1; shift
+	if "$@"; then passed=$((passed + 1)); echo "ok   $name"
+	else failed=$((failed + 1)); echo "FAIL $name"; fi
+}
+
+# 1. every fixture
+for dir in "$FX"/k*/; do
+	k=$(basename "$dir")
+	check "$k" bash -c "'$AGENT' --root '$dir' --once --stdout --host fixture >'$tmp/$k.json' 2>'$tmp/$k.err' &&
+		python3 '$FX/compare.py' '$dir/expected.json' '$tmp/$k.json'"
+done
+
+# 2. the committed fixtures are exactly what the generator makes
+check "gen_fixtures reproducible" bash -c "python3 '$FX/gen_fixtures.py' '$tmp/gen' >/dev/null &&
+	for k in \$(cd '$tmp/gen' && ls); do diff -r '$tmp/gen/'\$k '$FX/'\$k >/dev/null || { echo \"\$k differs\"; exit 1; }; done"
+
+# 3. the dropped 2^64-1 values are logged
+check "value above 2^63-1 logged" grep -q "dropped vmstat.nr_zone_write_pending_bogus" "$tmp/k5.10.err"
+
+# 4. unreadable files count as absent (run unprivileged: root reads mode 000)
+cp -r "$FX/k6.1" "$tmp/unreadable"
+chmod -R a+rX "$tmp/unreadable"
+chmod 000 "$tmp/unreadable/proc/pressure/io" "$tmp/unreadable/sys/fs/cgroup/system.slice/memory.events" \
+	"$tmp/unreadable/sys/fs/cgroup/user.slice/memory.stat"
+as_user=()
+if [ "$(id -u)" = 0 ]; then as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups); fi
+check "unreadable files are absent keys" bash -c "${as_user[*]} '$AGENT' --root '$tmp/unreadable' --once --stdout --host fixture \
+	>'$tmp/unr.json' 2>'$tmp/unr.err' && python3 '$FX/compare.py' '$tmp/unreadable/expected.json' '$tmp/unr.json' \
+	psi.io 'cgroups[/system.slice,2].events' 'cgroups[/user.slice,2].memory_stat'"
+
+# 5. cgroup selection flags on a fixture
+sel() { "$AGENT" --root "$FX/k6.1" --once --stdout --host fixture "$@" 2>/dev/null |
+	python3 -c 'import json,sys; print(" ".join(c["path"] for c in json.load(sys.stdin).get("cgroups", [])))'; }
+check "cgroup-depth 1" test "$(sel --cgroup-depth 1)" = "/system.slice /user.slice"
+check "cgroup-depth 3" bash -c "[[ '$(sel --cgroup-depth 3)' == *'/user.slice/user-1000.slice/user@1000.service'* ]]"
+check "cgroup-include" test "$(sel --cgroup-include '/system.slice/*')" = \
+	"/system.slice/nomem.service /system.slice/noswap.service /system.slice/postgresql.service"
+check "cgroup-exclude" test "$(sel --cgroup-exclude '/user.slice*' --cgroup-exclude '*/no*')" = \
+	"/system.slice /system.slice/postgresql.service"
+check "cgroup-max" test "$(sel --cgroup-max 3)" = "/system.slice /user.slice /system.slice/nomem.service"
+check "cgroup-depth 0 gives no cgroups key" bash -c "'$AGENT' --root '$FX/k6.1' --once --stdout --cgroup-depth 0 2>/dev/null | grep -vq '\"cgroups\"'"
+
+# 6. labels and interval go into the sample
+check "labels and interval" bash -c "'$AGENT' --root '$FX/k4.14' --once --stdout --label role=db --label 'rack=r 7' --interval 2.5 2>/dev/null |
+	python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"labels\"]=={\"role\":\"db\",\"rack\":\"r 7\"} and d[\"interval_s\"]==2.5, d'"
+
+echo "agent_fixtures: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
