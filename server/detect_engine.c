@@ -1,0 +1,805 @@
+/* detect_engine.c - per-host detector state, hysteresis and parent/child
+ * de-duplication (see detect_engine.h for the contract).
+ *
+ * A feed runs in three passes over the scopes (host + cgroups):
+ *  1. rates and detector levels for every scope and kind;
+ *  2. de-duplication: a signature that lives in a cgroup is raised there,
+ *     not again on its ancestors or the host (v2 memory.stat and the host
+ *     counters include the child's reclaim);
+ *  3. hysteresis: levels become open / update / resolve actions.
+ * Then the current counters become the previous ones.
+ */
+#include "detect_engine.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_feat.h"
+#include "detect_kinds.h"
+#include "rates.h"
+
+enum phase { PH_IDLE, PH_PENDING, PH_OPEN };
+
+struct kstate {
+	uint8_t phase, sev, misses, crit_run;
+	uint16_t hits, clear_hits;
+	int64_t started_ms, since_ms, opened_ms, clear_since_ms, last_hit_ms;
+	int64_t alert_id;
+};
+
+struct scope {
+	char *path;		/* NULL for the host scope */
+	int64_t last_seen_ms;
+	int64_t prev_ts_ms;	/* 0: no previous counters */
+	int64_t prev[NCTR];
+	struct kstate k[NKIND];
+	/* per feed, not saved */
+	bool seen;
+	bool valid;		/* rates were computed */
+	struct feat cur;
+	struct dview view;
+	enum det_level lv[NKIND];
+	double mag[NKIND];
+};
+
+struct det_host {
+	char host[HOST_NAME_MAXLEN + 1];
+	int64_t last_ts_ms;
+	int64_t interval_est_ms;	/* measured */
+	int64_t interval_meta_ms;	/* from the sample's interval_s */
+	uint64_t boot_hash;
+	struct scope *sc;	/* sc[0] is the host; cgroups after it, sorted by path */
+	size_t nsc, capsc;
+};
+
+static const det_fn detectors[NKIND] = {
+	[K_THRASH] = detect_thrash,
+	[K_SWAP_IMBALANCE] = detect_swap_imbalance,
+	[K_WRITEBACK_STORM] = detect_writeback_storm,
+	[K_DIRECT_RECLAIM_STALL] = detect_direct_reclaim_stall,
+	[K_OOM_KILL] = detect_oom_kill,
+	[K_COMPACTION_STALL] = detect_compaction_stall,
+};
+
+/* Page counters become bytes/s in the view; the rest stay per second. */
+static const bool ctr_is_pages[NCTR] = {
+	[C_REFAULT_FILE] = 1, [C_REFAULT_ANON] = 1, [C_REFAULT_ALL] = 1, [C_ACTIVATE_FILE] = 1,
+	[C_ACTIVATE_ALL] = 1, [C_RESTORE_ALL] = 1, [C_SCAN_ANON] = 1, [C_SCAN_FILE] = 1,
+	[C_SCAN_ALL] = 1, [C_STEAL_ALL] = 1, [C_SCAN_GLOBAL] = 1, [C_STEAL_GLOBAL] = 1,
+	[C_SCAN_DIRECT] = 1, [C_STEAL_DIRECT] = 1, [C_PGREFILL] = 1, [C_VMSCAN_WRITE] = 1,
+	[C_IMMEDIATE] = 1, [C_PGROTATED] = 1, [C_LAZYFREE] = 1, [C_LAZYFREED] = 1,
+	[C_PSWPIN] = 1, [C_PSWPOUT] = 1, [C_ZSWPOUT] = 1,
+};
+
+static void scope_reset_prev(struct scope *c)
+{
+	c->prev_ts_ms = 0;
+	for (int i = 0; i < NCTR; i++)
+		c->prev[i] = RATE_ABSENT;
+}
+
+static void scope_init(struct scope *c, char *path)
+{
+	memset(c, 0, sizeof(*c));
+	c->path = path;
+	scope_reset_prev(c);
+}
+
+struct det_host *det_host_new(const char *host)
+{
+	struct det_host *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	snprintf(h->host, sizeof(h->host), "%s", host);
+	h->sc = calloc(4, sizeof(*h->sc));
+	if (!h->sc) {
+		free(h);
+		return NULL;
+	}
+	h->capsc = 4;
+	h->nsc = 1;
+	scope_init(&h->sc[0], NULL);
+	return h;
+}
+
+void det_host_free(struct det_host *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->nsc; i++)
+		free(h->sc[i].path);
+	free(h->sc);
+	free(h);
+}
+
+const char *det_host_name(const struct det_host *h)
+{
+	return h->host;
+}
+
+int64_t det_host_last_ts(const struct det_host *h)
+{
+	return h->last_ts_ms;
+}
+
+int64_t det_host_interval_ms(const struct det_host *h)
+{
+	return h->interval_meta_ms > 0 ? h->interval_meta_ms : h->interval_est_ms;
+}
+
+/* Binary search among the cgroup scopes (index >= 1). Returns the index,
+ * or -(insertion point) - 1. */
+static long find_scope(const struct det_host *h, const char *path)
+{
+	size_t lo = 1, hi = h->nsc;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(h->sc[mid].path, path);
+		if (c == 0)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -(long)lo - 1;
+}
+
+/* Returns the scope of path, adding it (sorted) when new; NULL when out of
+ * memory or at DET_MAX_SCOPES. Invalidates scope pointers. */
+static struct scope *get_scope(struct det_host *h, const char *path)
+{
+	long i = find_scope(h, path);
+
+	if (i >= 0)
+		return &h->sc[i];
+	if (h->nsc >= DET_MAX_SCOPES)
+		return NULL;
+	size_t at = (size_t)(-i - 1);
+	if (h->nsc == h->capsc) {
+		size_t ncap = h->capsc * 2;
+		struct scope *n = realloc(h->sc, ncap * sizeof(*n));
+		if (!n)
+			return NULL;
+		h->sc = n;
+		h->capsc = ncap;
+	}
+	char *p = strdup(path);
+	if (!p)
+		return NULL;
+	memmove(&h->sc[at + 1], &h->sc[at], (h->nsc - at) * sizeof(*h->sc));
+	h->nsc++;
+	scope_init(&h->sc[at], p);
+	return &h->sc[at];
+}
+
+/* --- views --- */
+
+static void build_rates(struct dview *v, const struct scope *c, double dt, double ps)
+{
+	for (int i = 0; i < NCTR; i++) {
+		double r = rate_counter(c->prev[i], c->cur.c[i], dt);
+		if (i == C_PSI_MEM_SOME || i == C_PSI_MEM_FULL || i == C_PSI_IO_SOME || i == C_PSI_IO_FULL)
+			r = rate_psi_share(c->prev[i], c->cur.c[i], dt);
+		else if (ctr_is_pages[i])
+			r *= ps;
+		v->r[i] = r;
+	}
+}
+
+/* Stall share from the totals; the avg10 gauge when the total is missing. */
+static double psi_share(double from_total, double avg10)
+{
+	return !isnan(from_total) ? from_total : avg10;
+}
+
+static void host_view(struct dview *v, const struct scope *c, double dt, double ps)
+{
+	memset(v, 0, sizeof(*v));
+	v->dt = dt;
+	v->page_size = ps;
+	build_rates(v, c, dt, ps);
+	memcpy(v->g, c->cur.g, sizeof(v->g));
+	v->mem_ref = v->g[G_MEM_TOTAL];
+	v->swap_free = v->g[G_SWAP_FREE];
+	if (isnan(v->swap_free) && !isnan(v->g[G_SWAP_TOTAL]) && v->g[G_SWAP_TOTAL] == 0)
+		v->swap_free = 0;
+	v->swappiness_known = !isnan(v->g[G_SWAPPINESS]);
+	v->swappiness = v->swappiness_known ? v->g[G_SWAPPINESS] : 60;
+	v->psi_some = psi_share(v->r[C_PSI_MEM_SOME], v->g[G_PSI_MEM_SOME10]);
+	v->psi_full = psi_share(v->r[C_PSI_MEM_FULL], v->g[G_PSI_MEM_FULL10]);
+	v->io_full = psi_share(v->r[C_PSI_IO_FULL], v->g[G_PSI_IO_FULL10]);
+	double sa = v->r[C_SCAN_ANON], sf = v->r[C_SCAN_FILE], sg = v->r[C_SCAN_GLOBAL];
+	v->global_share = NAN;
+	if (!isnan(sa) && !isnan(sf) && !isnan(sg) && sa + sf >= 1 * MiB)
+		v->global_share = fmin(1.0, sg / (sa + sf));
+}
+
+static void cgroup_view(struct dview *v, const struct scope *c, const struct dview *hv,
+			double dt, double ps)
+{
+	memset(v, 0, sizeof(*v));
+	v->is_cgroup = true;
+	v->dt = dt;
+	v->page_size = ps;
+	build_rates(v, c, dt, ps);
+	memcpy(v->g, c->cur.g, sizeof(v->g));
+	v->g[G_MEM_TOTAL] = hv->g[G_MEM_TOTAL];
+	v->g[G_MEM_AVAIL] = hv->g[G_MEM_AVAIL];
+	v->g[G_SWAP_TOTAL] = hv->g[G_SWAP_TOTAL];
+	v->g[G_SWAP_FREE] = hv->g[G_SWAP_FREE];
+	double max = v->g[G_MEM_MAX];
+	v->mem_ref = (!isnan(max) && max > 0 && (isnan(hv->mem_ref) || max < hv->mem_ref)) ? max : hv->mem_ref;
+	v->swap_free = hv->swap_free;
+	double smax = v->g[G_SWAP_MAX];
+	if (!isnan(smax)) {
+		double left = fmax(0.0, smax - det_nz(v->g[G_SWAP_CURRENT]));
+		v->swap_free = isnan(v->swap_free) ? left : fmin(v->swap_free, left);
+	}
+	v->swappiness_known = !isnan(v->g[G_SWAPPINESS]) || hv->swappiness_known;
+	v->swappiness = !isnan(v->g[G_SWAPPINESS]) ? v->g[G_SWAPPINESS] : hv->swappiness;
+	if (c->cur.has_psi) {
+		v->psi_some = psi_share(v->r[C_PSI_MEM_SOME], v->g[G_PSI_MEM_SOME10]);
+		v->psi_full = psi_share(v->r[C_PSI_MEM_FULL], v->g[G_PSI_MEM_FULL10]);
+	} else {
+		v->psi_some = hv->psi_some;
+		v->psi_full = hv->psi_full;
+		v->psi_from_host = !isnan(hv->psi_some);
+	}
+	v->io_full = hv->io_full;
+	v->global_share = NAN;
+	/* machine-wide counters that only exist at host level */
+	v->r[C_ALLOCSTALL] = NAN;
+	v->r[C_IMMEDIATE] = NAN;
+	v->r[C_VMSCAN_WRITE] = NAN;
+	v->r[C_COMPACT_STALL] = NAN;
+	v->r[C_COMPACT_FAIL] = NAN;
+}
+
+/* --- actions --- */
+
+static json_t *evidence_json(const struct det_result *r, const struct dview *v)
+{
+	json_t *e = json_object();
+
+	if (!e)
+		return NULL;
+	for (int i = 0; i < r->nev; i++) {
+		double x = r->ev[i].v;
+		json_t *j = (x == floor(x) && fabs(x) < 9e15) ? json_integer((json_int_t)x)
+							      : json_real(round(x * 1000) / 1000);
+		if (!j || json_object_set_new(e, r->ev[i].key, j) < 0)
+			goto fail;
+	}
+	if (r->shape && json_object_set_new(e, "shape", json_string(r->shape)) < 0)
+		goto fail;
+	if (r->hint && json_object_set_new(e, "hint", json_string(r->hint)) < 0)
+		goto fail;
+	if (v->psi_from_host && json_object_set_new(e, "psi_source", json_string("host")) < 0)
+		goto fail;
+	return e;
+fail:
+	json_decref(e);
+	return NULL;
+}
+
+static const char *sev_name(int sev)
+{
+	return sev >= DL_CRITICAL ? "critical" : "warning";
+}
+
+static int emit_change(struct det_host *h, struct scope *c, int kind, enum det_action_type type,
+		       int64_t ts, det_emit_fn emit, void *ctx)
+{
+	struct kstate *k = &c->k[kind];
+	struct det_action a = {
+		.type = type, .alert_id = k->alert_id, .host = h->host, .cgroup = c->path,
+		.kind = det_kind_name(kind), .severity = sev_name(k->sev),
+		.started_ms = k->started_ms, .opened_ms = k->opened_ms, .at_ms = ts,
+	};
+	struct det_result r;
+	int rc;
+
+	if (type == DA_RESOLVE)
+		return emit(ctx, &a);
+	memset(&r, 0, sizeof(r));
+	detectors[kind](&c->view, &r);
+	if (r.summary[0] == '\0')
+		snprintf(r.summary, sizeof(r.summary), "%s", det_kind_name(kind));
+	a.summary = r.summary;
+	a.evidence = evidence_json(&r, &c->view);
+	if (!a.evidence)
+		return -1;
+	rc = emit(ctx, &a);
+	if (rc == 0 && type == DA_OPEN)
+		k->alert_id = a.alert_id;
+	json_decref(a.evidence);
+	return rc;
+}
+
+static void kstate_idle(struct kstate *k)
+{
+	memset(k, 0, sizeof(*k));
+}
+
+static int resolve(struct det_host *h, struct scope *c, int kind, int64_t ts, det_emit_fn emit, void *ctx)
+{
+	struct kstate *k = &c->k[kind];
+
+	if (k->phase == PH_OPEN && emit_change(h, c, kind, DA_RESOLVE, ts, emit, ctx) < 0)
+		return -1;
+	kstate_idle(k);
+	return 0;
+}
+
+static int resolve_all(struct det_host *h, struct scope *c, int64_t ts, det_emit_fn emit, void *ctx)
+{
+	for (int kind = 0; kind < NKIND; kind++)
+		if (resolve(h, c, kind, ts, emit, ctx) < 0)
+			return -1;
+	return 0;
+}
+
+/* Applies one level to one (scope, kind) state machine. lv < 0: no rates
+ * this sample (first sample, reboot, outage gap): pending restarts, an
+ * open alert stays as it is. */
+static int step(struct det_host *h, struct scope *c, int kind, int lv, int64_t ts, int64_t since,
+		det_emit_fn emit, void *ctx)
+{
+	struct kstate *k = &c->k[kind];
+	bool oom = kind == K_OOM_KILL;
+	int min_hits = oom ? 1 : DET_MIN_HITS;
+	int64_t min_span = oom ? 0 : DET_MIN_SPAN_MS;
+
+	if (lv < 0) {
+		if (k->phase == PH_PENDING)
+			kstate_idle(k);
+		return 0;
+	}
+	switch (k->phase) {
+	case PH_IDLE:
+		if (lv < DL_WARNING)
+			return 0;
+		k->phase = PH_PENDING;
+		k->started_ms = ts;
+		k->since_ms = since;
+		k->hits = 0;
+		k->sev = DL_WARNING;
+		/* this sample is the first hit */
+		__attribute__((fallthrough));
+	case PH_PENDING:
+		if (lv >= DL_WARNING) {
+			k->hits++;
+			k->misses = 0;
+			k->last_hit_ms = ts;
+			k->crit_run = lv == DL_CRITICAL ? (uint8_t)(k->crit_run + 1) : 0;
+			if (k->crit_run >= 2 || (oom && lv == DL_CRITICAL))
+				k->sev = DL_CRITICAL;
+		} else if (++k->misses >= 2) {
+			kstate_idle(k);
+			return 0;
+		}
+		if (k->hits >= min_hits && ts - k->since_ms >= min_span) {
+			k->phase = PH_OPEN;
+			k->opened_ms = ts;
+			k->clear_hits = 0;
+			k->clear_since_ms = 0;
+			return emit_change(h, c, kind, DA_OPEN, ts, emit, ctx);
+		}
+		return 0;
+	case PH_OPEN:
+		if (lv >= DL_SUSTAIN && !oom) {
+			k->clear_hits = 0;
+			k->clear_since_ms = 0;
+		} else if (oom && lv >= DL_WARNING) {
+			k->clear_hits = 0;
+			k->clear_since_ms = 0;
+		} else {
+			if (k->clear_hits == 0)
+				k->clear_since_ms = k->last_hit_ms ? k->last_hit_ms : ts;
+			if (k->clear_hits < UINT16_MAX)
+				k->clear_hits++;
+			int64_t need = oom ? DET_OOM_QUIET_MS : DET_CLEAR_SPAN_MS;
+			int need_hits = oom ? 1 : DET_CLEAR_HITS;
+			if (k->clear_hits >= need_hits && ts - k->clear_since_ms >= need)
+				return resolve(h, c, kind, ts, emit, ctx);
+			return 0;
+		}
+		if (lv >= DL_WARNING)
+			k->last_hit_ms = ts;
+		k->crit_run = lv == DL_CRITICAL ? (uint8_t)(k->crit_run + 1) : 0;
+		if (k->sev < DL_CRITICAL && k->crit_run >= 2) {
+			k->sev = DL_CRITICAL;
+			return emit_change(h, c, kind, DA_UPDATE, ts, emit, ctx);
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/* True when child is a strict descendant of parent ("/a" of "/a/b"). */
+static bool is_descendant(const char *parent, const char *child)
+{
+	size_t n = strlen(parent);
+	return strncmp(parent, child, n) == 0 && child[n] == '/';
+}
+
+/* Pass 2: a signature present in a cgroup is raised on the deepest cgroup
+ * showing it, not again on its ancestors or on the host. An ancestor's own
+ * open alert is kept open (sustain) but none is newly raised. */
+static void dedup(struct det_host *h)
+{
+	for (int kind = 0; kind < NKIND; kind++) {
+		double max_cg = 0;
+		bool any_cg = false;
+		for (size_t i = 1; i < h->nsc; i++) {
+			struct scope *p = &h->sc[i];
+			if (!p->seen || p->lv[kind] < DL_WARNING)
+				continue;
+			any_cg = true;
+			if (p->mag[kind] > max_cg)
+				max_cg = p->mag[kind];
+			for (size_t j = 1; j < h->nsc; j++) {
+				struct scope *q = &h->sc[j];
+				if (j != i && q->seen && q->lv[kind] >= DL_WARNING && is_descendant(p->path, q->path)) {
+					p->lv[kind] = p->k[kind].phase == PH_OPEN ? DL_SUSTAIN : DL_CLEAR;
+					break;
+				}
+			}
+		}
+		struct scope *hs = &h->sc[0];
+		if (!any_cg || hs->lv[kind] < DL_WARNING)
+			continue;
+		bool cg_reclaim = !isnan(hs->view.global_share) && hs->view.global_share < 0.25;
+		if (cg_reclaim || max_cg >= 0.5 * hs->mag[kind])
+			hs->lv[kind] = hs->k[kind].phase == PH_OPEN ? DL_SUSTAIN : DL_CLEAR;
+	}
+}
+
+static void evaluate(struct scope *c)
+{
+	for (int kind = 0; kind < NKIND; kind++) {
+		struct det_result r;
+		r.level = DL_CLEAR;
+		r.magnitude = 0;
+		r.nev = 0;
+		r.shape = r.hint = NULL;
+		r.summary[0] = '\0';
+		detectors[kind](&c->view, &r);
+		c->lv[kind] = r.level;
+		c->mag[kind] = r.magnitude;
+	}
+}
+
+static void save_prev(struct scope *c, int64_t ts)
+{
+	memcpy(c->prev, c->cur.c, sizeof(c->prev));
+	c->prev_ts_ms = ts;
+}
+
+int det_host_feed(struct det_host *h, const struct sample *s, det_emit_fn emit, void *ctx)
+{
+	int64_t ts = s->ts_ms;
+	uint64_t boot = rate_boot_hash(s->boot_id);
+
+	if (ts <= h->last_ts_ms)
+		return 0;
+
+	int64_t iv = 0, ps_i = 4096;
+	feat_meta(s, &iv, &ps_i);
+	if (iv > 0)
+		h->interval_meta_ms = iv;
+	double ps = (double)ps_i;
+	int64_t dt_ms = h->last_ts_ms ? ts - h->last_ts_ms : 0;
+	bool rebooted = h->last_ts_ms && boot && h->boot_hash && boot != h->boot_hash;
+	bool gap = dt_ms > rate_gap_limit_ms(det_host_interval_ms(h));
+	if (dt_ms > 0 && !gap)
+		h->interval_est_ms = rate_interval_estimate(h->interval_est_ms, dt_ms);
+
+	if (rebooted) {
+		for (size_t i = 0; i < h->nsc; i++) {
+			if (resolve_all(h, &h->sc[i], ts, emit, ctx) < 0)
+				return -1;
+			scope_reset_prev(&h->sc[i]);
+		}
+	}
+
+	/* pass 1a: host scope */
+	for (size_t i = 0; i < h->nsc; i++)
+		h->sc[i].seen = false;
+	struct scope *hs = &h->sc[0];
+	feat_extract_host(&hs->cur, s);
+	hs->seen = true;
+	hs->valid = hs->prev_ts_ms > 0 && !gap && !rebooted;
+	double dt = (double)(ts - hs->prev_ts_ms) / 1000.0;
+	if (hs->valid)
+		host_view(&hs->view, hs, dt, ps);
+	else
+		host_view(&hs->view, hs, 1.0, ps);	/* gauges only; levels unused */
+
+	/* pass 1b: cgroups (a v2 entry without memory.stat is a PSI twin) */
+	for (size_t i = 0; i < s->ncg; i++) {
+		const struct cgsample *cg = &s->cg[i];
+		struct feat f;
+		const struct cgsample *twin = NULL;
+		if (cg->version == 1)
+			twin = sample_find_cgroup(s, cg->path, 2);
+		feat_extract_cgroup(&f, cg, twin);
+		if (!f.has_mem)
+			continue;
+		struct scope *c = get_scope(h, cg->path);
+		if (!c)
+			continue;	/* over the scope cap or out of memory: skip this cgroup */
+		hs = &h->sc[0];
+		if (c->seen)
+			continue;	/* both versions carry memory stats: first wins */
+		c->cur = f;
+		c->seen = true;
+		c->last_seen_ms = ts;
+	}
+	hs = &h->sc[0];
+	for (size_t i = 0; i < h->nsc; i++) {
+		struct scope *c = &h->sc[i];
+		if (!c->seen)
+			continue;
+		if (i > 0) {
+			double cdt = (double)(ts - c->prev_ts_ms) / 1000.0;
+			c->valid = hs->valid && c->prev_ts_ms == hs->prev_ts_ms && c->prev_ts_ms > 0;
+			cgroup_view(&c->view, c, &hs->view, c->valid ? cdt : 1.0, ps);
+		}
+		if (c->valid)
+			evaluate(c);
+	}
+
+	/* pass 2 */
+	dedup(h);
+
+	/* pass 3 */
+	for (size_t i = 0; i < h->nsc; i++) {
+		struct scope *c = &h->sc[i];
+		if (!c->seen)
+			continue;
+		for (int kind = 0; kind < NKIND; kind++)
+			if (step(h, c, kind, c->valid ? (int)c->lv[kind] : -1, ts,
+				 c->valid ? c->prev_ts_ms : ts, emit, ctx) < 0)
+				return -1;
+		save_prev(c, ts);
+	}
+
+	/* cgroups gone: resolve after a while, forget later */
+	for (size_t i = 1; i < h->nsc;) {
+		struct scope *c = &h->sc[i];
+		if (!c->seen) {
+			for (int kind = 0; kind < NKIND; kind++)
+				if (c->k[kind].phase == PH_PENDING)
+					kstate_idle(&c->k[kind]);
+			scope_reset_prev(c);
+			if (ts - c->last_seen_ms >= DET_CGROUP_GONE_MS && resolve_all(h, c, ts, emit, ctx) < 0)
+				return -1;
+			if (ts - c->last_seen_ms >= DET_CGROUP_FORGET_MS) {
+				free(c->path);
+				memmove(&h->sc[i], &h->sc[i + 1], (h->nsc - i - 1) * sizeof(*h->sc));
+				h->nsc--;
+				continue;
+			}
+		}
+		i++;
+	}
+	h->last_ts_ms = ts;
+	if (boot)
+		h->boot_hash = boot;
+	return 1;
+}
+
+/* --- persistence --- */
+
+#define STATE_MAGIC "VDS"
+#define STATE_VERSION 1
+
+struct wbuf { unsigned char *p; size_t n, cap; bool oom; };
+
+static void put(struct wbuf *w, const void *src, size_t len)
+{
+	if (w->oom)
+		return;
+	if (w->n + len > w->cap) {
+		size_t ncap = w->cap ? w->cap * 2 : 256;
+		while (ncap < w->n + len)
+			ncap *= 2;
+		unsigned char *np = realloc(w->p, ncap);
+		if (!np) {
+			w->oom = true;
+			return;
+		}
+		w->p = np;
+		w->cap = ncap;
+	}
+	memcpy(w->p + w->n, src, len);
+	w->n += len;
+}
+
+static void put_u8(struct wbuf *w, unsigned v) { unsigned char b = (unsigned char)v; put(w, &b, 1); }
+
+static void put_u64(struct wbuf *w, uint64_t v)
+{
+	unsigned char b[8];
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	put(w, b, 8);
+}
+
+static void put_i64(struct wbuf *w, int64_t v) { put_u64(w, (uint64_t)v); }
+
+int det_host_save(const struct det_host *h, unsigned char **buf, size_t *len)
+{
+	struct wbuf w = { 0 };
+
+	put(&w, STATE_MAGIC, 3);
+	put_u8(&w, STATE_VERSION);
+	put_i64(&w, h->last_ts_ms);
+	put_i64(&w, h->interval_est_ms);
+	put_i64(&w, h->interval_meta_ms);
+	put_u64(&w, h->boot_hash);
+	put_u64(&w, h->nsc);
+	for (size_t i = 0; i < h->nsc; i++) {
+		const struct scope *c = &h->sc[i];
+		size_t pl = c->path ? strlen(c->path) : 0;
+		put_u64(&w, pl);
+		if (pl)
+			put(&w, c->path, pl);
+		put_i64(&w, c->last_seen_ms);
+		put_i64(&w, c->prev_ts_ms);
+		uint64_t mask = 0;
+		for (int j = 0; j < NCTR; j++)
+			if (c->prev[j] != RATE_ABSENT)
+				mask |= 1ULL << j;
+		put_u64(&w, mask);
+		for (int j = 0; j < NCTR; j++)
+			if (mask & (1ULL << j))
+				put_i64(&w, c->prev[j]);
+		unsigned kmask = 0;
+		for (int k = 0; k < NKIND; k++)
+			if (c->k[k].phase != PH_IDLE)
+				kmask |= 1u << k;
+		put_u8(&w, kmask);
+		for (int k = 0; k < NKIND; k++) {
+			const struct kstate *s = &c->k[k];
+			if (!(kmask & (1u << k)))
+				continue;
+			put_u8(&w, s->phase);
+			put_u8(&w, s->sev);
+			put_u8(&w, s->misses);
+			put_u8(&w, s->crit_run);
+			put_u64(&w, ((uint64_t)s->hits << 16) | s->clear_hits);
+			put_i64(&w, s->started_ms);
+			put_i64(&w, s->since_ms);
+			put_i64(&w, s->opened_ms);
+			put_i64(&w, s->clear_since_ms);
+			put_i64(&w, s->last_hit_ms);
+			put_i64(&w, s->alert_id);
+		}
+	}
+	if (w.oom) {
+		free(w.p);
+		return -1;
+	}
+	*buf = w.p;
+	*len = w.n;
+	return 0;
+}
+
+struct rbuf { const unsigned char *p; size_t n, off; bool bad; };
+
+static void get(struct rbuf *r, void *dst, size_t len)
+{
+	if (r->bad || r->n - r->off < len) {
+		r->bad = true;
+		memset(dst, 0, len);
+		return;
+	}
+	memcpy(dst, r->p + r->off, len);
+	r->off += len;
+}
+
+static unsigned get_u8(struct rbuf *r) { unsigned char b; get(r, &b, 1); return b; }
+
+static uint64_t get_u64(struct rbuf *r)
+{
+	unsigned char b[8];
+	uint64_t v = 0;
+	get(r, b, 8);
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)b[i] << (8 * i);
+	return v;
+}
+
+static int64_t get_i64(struct rbuf *r) { return (int64_t)get_u64(r); }
+
+struct det_host *det_host_load(const char *host, const unsigned char *buf, size_t len,
+			       char *err, size_t errlen)
+{
+	struct rbuf r = { buf, len, 0, false };
+	struct det_host *h = det_host_new(host);
+	char magic[3];
+
+	if (!h) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (len == 0)
+		return h;
+	get(&r, magic, 3);
+	unsigned ver = get_u8(&r);
+	if (r.bad || memcmp(magic, STATE_MAGIC, 3) != 0 || ver != STATE_VERSION) {
+		snprintf(err, errlen, "detector state of %s is not version %d", host, STATE_VERSION);
+		goto bad;
+	}
+	h->last_ts_ms = get_i64(&r);
+	h->interval_est_ms = get_i64(&r);
+	h->interval_meta_ms = get_i64(&r);
+	h->boot_hash = get_u64(&r);
+	uint64_t nsc = get_u64(&r);
+	if (r.bad || nsc < 1 || nsc > DET_MAX_SCOPES) {
+		snprintf(err, errlen, "detector state of %s: bad scope count", host);
+		goto bad;
+	}
+	for (uint64_t i = 0; i < nsc && !r.bad; i++) {
+		uint64_t pl = get_u64(&r);
+		struct scope *c;
+		if (pl > CGROUP_PATH_MAXLEN || (i == 0) != (pl == 0) || r.n - r.off < pl) {
+			r.bad = true;
+			break;
+		}
+		if (i == 0) {
+			c = &h->sc[0];
+		} else {
+			char path[CGROUP_PATH_MAXLEN + 1];
+			get(&r, path, pl);
+			path[pl] = '\0';
+			c = get_scope(h, path);
+			if (!c) {
+				snprintf(err, errlen, "out of memory");
+				goto fail;
+			}
+		}
+		c->last_seen_ms = get_i64(&r);
+		c->prev_ts_ms = get_i64(&r);
+		uint64_t mask = get_u64(&r);
+		for (int j = 0; j < NCTR; j++)
+			c->prev[j] = (mask & (1ULL << j)) ? get_i64(&r) : RATE_ABSENT;
+		unsigned kmask = get_u8(&r);
+		for (int k = 0; k < NKIND; k++) {
+			struct kstate *s = &c->k[k];
+			if (!(kmask & (1u << k)))
+				continue;
+			s->phase = (uint8_t)get_u8(&r);
+			s->sev = (uint8_t)get_u8(&r);
+			s->misses = (uint8_t)get_u8(&r);
+			s->crit_run = (uint8_t)get_u8(&r);
+			uint64_t hc = get_u64(&r);
+			s->hits = (uint16_t)(hc >> 16);
+			s->clear_hits = (uint16_t)hc;
+			s->started_ms = get_i64(&r);
+			s->since_ms = get_i64(&r);
+			s->opened_ms = get_i64(&r);
+			s->clear_since_ms = get_i64(&r);
+			s->last_hit_ms = get_i64(&r);
+			s->alert_id = get_i64(&r);
+			if (s->phase > PH_OPEN)
+				r.bad = true;
+		}
+	}
+	if (r.bad || r.off != r.n) {
+		snprintf(err, errlen, "detector state of %s is truncated or corrupt", host);
+		goto bad;
+	}
+	return h;
+bad:
+fail:
+	det_host_free(h);
+	return NULL;
+}

@@ -1,0 +1,94 @@
+/* detect_engine.h - the detector engine core: pure C over struct sample, no
+ * database, so that the server (detect.c) and bin/vmscope-replay run exactly
+ * the same logic.
+ *
+ * One struct det_host holds everything the detectors remember about a host:
+ * the previous sample's counters per scope (host and each memory cgroup),
+ * the expected interval and boot_id, and per scope and kind the hysteresis
+ * state (pending / open, hit counts, the id of the open alert). Feeding a
+ * sample turns detector levels into alert actions through a callback:
+ *   open     after the signature held for DET_MIN_HITS samples spanning at
+ *            least DET_MIN_SPAN_MS (oom_kill: at once)
+ *   update   severity escalated warning -> critical (two critical samples)
+ *   resolve  after the signature was clear for DET_CLEAR_HITS samples
+ *            spanning DET_CLEAR_SPAN_MS, or at a reboot, or when a cgroup is
+ *            gone for DET_CGROUP_GONE_MS
+ * Alert times are sample times (CONTRACT.md §3): replay = live.
+ *
+ * The state serialises to a compact versioned byte string (det_host_save /
+ * det_host_load) that the server keeps in the detector_state table, so a
+ * restart loses nothing and an ongoing condition is not re-alerted.
+ *
+ * Ownership: det_host_new / det_host_load return a host the caller frees
+ * with det_host_free. A det_host is not thread-safe; the server serialises
+ * a host by a row lock.
+ */
+#ifndef VMSCOPE_DETECT_ENGINE_H
+#define VMSCOPE_DETECT_ENGINE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sample.h"
+
+#define DET_MIN_HITS 3
+#define DET_MIN_SPAN_MS 30000
+#define DET_CLEAR_HITS 3
+#define DET_CLEAR_SPAN_MS 60000
+#define DET_OOM_QUIET_MS 300000
+#define DET_CGROUP_GONE_MS 60000
+#define DET_CGROUP_FORGET_MS 600000
+#define DET_MAX_SCOPES (SAMPLE_MAX_CGROUPS + 1)
+
+enum det_action_type { DA_OPEN, DA_UPDATE, DA_RESOLVE };
+
+/* One change to an alert. Strings and evidence are borrowed for the call. */
+struct det_action {
+	enum det_action_type type;
+	int64_t alert_id;	/* DA_OPEN: the callback stores the new id here */
+	const char *host;
+	const char *cgroup;	/* NULL: host-wide */
+	const char *kind;
+	const char *severity;	/* "warning" / "critical" */
+	int64_t started_ms, opened_ms;
+	int64_t at_ms;		/* the sample time of this action (ended_at for DA_RESOLVE) */
+	const char *summary;	/* DA_OPEN, DA_UPDATE */
+	json_t *evidence;	/* DA_OPEN, DA_UPDATE */
+};
+
+/* Returns 0, or -1 to abort the feed (the caller then discards the host
+ * state, which is why the server rolls the transaction back). */
+typedef int (*det_emit_fn)(void *ctx, struct det_action *a);
+
+struct det_host;
+
+/* NULL when out of memory. */
+struct det_host *det_host_new(const char *host);
+void det_host_free(struct det_host *h);
+
+/* Feeds one sample of h's host. Samples at or before the last fed ts are
+ * skipped (returns 0): they are stored but never reopen alerts. Returns 1
+ * when fed, -1 when out of memory or emit failed (h is then inconsistent:
+ * free it and reload). */
+int det_host_feed(struct det_host *h, const struct sample *s, det_emit_fn emit, void *ctx);
+
+/* The host name (borrowed). */
+const char *det_host_name(const struct det_host *h);
+
+/* Ts (ms) of the last sample fed, 0 when none. */
+int64_t det_host_last_ts(const struct det_host *h);
+/* The expected sampling interval in ms (from interval_s, else measured), 0 unknown. */
+int64_t det_host_interval_ms(const struct det_host *h);
+
+/* Serialises h into a malloc'd buffer the caller frees. Returns 0 or -1
+ * (out of memory). */
+int det_host_save(const struct det_host *h, unsigned char **buf, size_t *len);
+
+/* Rebuilds a host from det_host_save output. An empty buffer gives a fresh
+ * host. Returns NULL when out of memory or the buffer is not a state of a
+ * version this build reads (err says which); the caller then starts fresh. */
+struct det_host *det_host_load(const char *host, const unsigned char *buf, size_t len,
+			       char *err, size_t errlen);
+
+#endif

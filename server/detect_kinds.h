@@ -1,0 +1,90 @@
+/* detect_kinds.h - the individual reclaim-pathology detectors.
+ *
+ * Each detector is a pure function of one scope's view for one sample
+ * interval (rates from the previous sample, current gauges) and says how
+ * strongly its signature is present:
+ *   DL_CLEAR     not present
+ *   DL_SUSTAIN   weaker than the entry threshold but enough to keep an open
+ *                alert open (hysteresis)
+ *   DL_WARNING / DL_CRITICAL  present, with that severity
+ * plus the evidence numbers, a summary naming them and a fix hint. The
+ * engine (detect_engine.c) turns levels into alerts with minimum durations,
+ * resolve delays and parent/child de-duplication; the detectors never see
+ * time or state, so the same interval always gives the same answer.
+ *
+ * Units in struct dview: rates are per second (pages converted to bytes
+ * with the sample's page size, so thresholds hold on 64 KiB-page kernels),
+ * sizes in bytes, PSI as a fraction of wall time. NAN means "not known on
+ * this kernel / cgroup version"; every detector works without PSI and
+ * without the 5.8+ anon/file scan split.
+ */
+#ifndef VMSCOPE_DETECT_KINDS_H
+#define VMSCOPE_DETECT_KINDS_H
+
+#include <stdbool.h>
+
+#include "detect_feat.h"
+
+enum det_level { DL_CLEAR = 0, DL_SUSTAIN = 1, DL_WARNING = 2, DL_CRITICAL = 3 };
+
+enum det_kind {
+	K_THRASH, K_SWAP_IMBALANCE, K_WRITEBACK_STORM, K_DIRECT_RECLAIM_STALL,
+	K_OOM_KILL, K_COMPACTION_STALL,
+	NKIND
+};
+
+struct dview {
+	bool is_cgroup;
+	double dt;			/* seconds since the previous sample */
+	double page_size;		/* bytes */
+	double r[NCTR];			/* per second; page counters in bytes/s; PSI as a share 0..1 */
+	double g[NGAUGE];		/* bytes, or as in detect_feat.h */
+	double mem_ref;			/* the scope's memory: MemTotal, or the cgroup's limit */
+	double swap_free;		/* bytes of swap this scope could still use (NAN unknown) */
+	double swappiness;		/* effective, 60 when the sample does not say */
+	bool swappiness_known;
+	double psi_some, psi_full;	/* memory stall share of the interval, NAN without PSI */
+	bool psi_from_host;		/* a cgroup without PSI of its own borrows the host's */
+	double io_full;			/* io full stall share */
+	double global_share;		/* machine-wide share of reclaim scans (NAN unknown) */
+};
+
+#define DET_MAX_EVIDENCE 16
+#define DET_SUMMARY_MAX 320
+
+struct det_result {
+	enum det_level level;
+	double magnitude;		/* the main rate, to compare a parent with its children */
+	const char *shape;		/* sub-signature, or NULL */
+	const char *hint;		/* what an operator would change */
+	int nev;
+	struct { const char *key; double v; } ev[DET_MAX_EVIDENCE];
+	char summary[DET_SUMMARY_MAX];
+};
+
+typedef void (*det_fn)(const struct dview *v, struct det_result *out);
+
+void detect_thrash(const struct dview *v, struct det_result *out);
+void detect_swap_imbalance(const struct dview *v, struct det_result *out);
+void detect_writeback_storm(const struct dview *v, struct det_result *out);
+void detect_direct_reclaim_stall(const struct dview *v, struct det_result *out);
+void detect_oom_kill(const struct dview *v, struct det_result *out);
+void detect_compaction_stall(const struct dview *v, struct det_result *out);
+
+/* The contract name of a kind ("thrash", ...); NULL for an unknown one. */
+const char *det_kind_name(enum det_kind k);
+/* Reverse lookup; -1 when unknown. */
+int det_kind_from_name(const char *name);
+
+/* Helpers shared by the detectors (detect_common.c). */
+void det_ev(struct det_result *r, const char *key, double v);	/* skips NAN */
+double det_nz(double x);	/* NAN -> 0 */
+/* Human size: "1.9 GiB", "512 MiB", "64 KiB" into buf. */
+const char *det_fmt_bytes(char *buf, int len, double bytes);
+/* Human rate of bytes as pages of the page size: "4100 pages/s (16 MiB/s)". */
+const char *det_fmt_rate(char *buf, int len, double bytes_per_s, double page_size);
+
+#define MiB (1024.0 * 1024.0)
+#define GiB (1024.0 * MiB)
+
+#endif

@@ -1,0 +1,83 @@
+/* detect_thrash.c - the working set does not fit: evicted pages are read
+ * back (refaults) and the time lost shows in PSI.
+ *
+ * Refaults alone are not thrash (a streaming reader refaults harmlessly);
+ * the evidence that it hurts is memory stall time. Without PSI (before 4.20
+ * or booted psi=0) we ask for a higher refault rate and a sign that the
+ * refaulting pages were part of the working set: workingset_activate (the
+ * refault distance was within the active list, mm/workingset.c) or many
+ * major faults.
+ */
+#include "detect_kinds.h"
+
+#include <math.h>
+#include <stdio.h>
+
+void detect_thrash(const struct dview *v, struct det_result *out)
+{
+	double rf = v->r[C_REFAULT_ALL];
+	double rfile = v->r[C_REFAULT_FILE], ranon = v->r[C_REFAULT_ANON];
+	double act = v->r[C_ACTIVATE_ALL];
+	double ws = (rf > 0 && !isnan(act)) ? act / rf : NAN;
+	double maj = v->r[C_MAJFAULT];
+	bool psi = !isnan(v->psi_some);
+	/* share of the scope's memory read back per second */
+	double turnover = (!isnan(v->mem_ref) && v->mem_ref > 0) ? rf / v->mem_ref : NAN;
+
+	out->level = DL_CLEAR;
+	if (isnan(rf))
+		return;
+	out->magnitude = rf;
+	if (psi) {
+		double some = v->psi_some, full = det_nz(v->psi_full);
+		double to = det_nz(turnover);
+		if (rf >= 1 * MiB && (some >= 0.25 || full >= 0.10 || (to >= 0.5 && some >= 0.01)))
+			out->level = DL_CRITICAL;
+		else if (rf >= 1 * MiB && (some >= 0.05 || full >= 0.02 || (to >= 0.01 && some >= 0.01)))
+			out->level = DL_WARNING;
+		else if (rf >= 256 * 1024 && (some >= 0.02 || (to >= 0.005 && some >= 0.005)))
+			out->level = DL_SUSTAIN;
+	} else {
+		bool hot = (!isnan(ws) && ws >= 0.3) || det_nz(maj) >= 100 || det_nz(turnover) >= 0.05;
+		if (rf >= 32 * MiB && !isnan(ws) && ws >= 0.5)
+			out->level = DL_CRITICAL;
+		else if (rf >= 4 * MiB && hot)
+			out->level = DL_WARNING;
+		else if (rf >= 1 * MiB)
+			out->level = DL_SUSTAIN;
+	}
+	if (out->level == DL_CLEAR)
+		return;
+
+	det_ev(out, "refault_bytes_per_s", rf);
+	det_ev(out, "workingset_refault_file_per_s", rfile / v->page_size);
+	det_ev(out, "workingset_refault_anon_per_s", ranon / v->page_size);
+	det_ev(out, "workingset_activate_ratio", ws);
+	det_ev(out, "pgmajfault_per_s", maj);
+	det_ev(out, "psi_memory_some_pct", v->psi_some * 100);
+	det_ev(out, "psi_memory_full_pct", v->psi_full * 100);
+	det_ev(out, "memory_bytes", v->mem_ref);
+	det_ev(out, "refault_turnover_per_s", turnover);
+	out->hint = "the working set does not fit: give the workload more memory (raise memory.max / "
+		    "memory.high or add RAM), protect it with memory.low, or shrink its cache footprint";
+
+	char a[64], b[64], c[48];
+	int n = snprintf(out->summary, DET_SUMMARY_MAX, "refaults %s",
+			 det_fmt_rate(a, sizeof(a), rf, v->page_size));
+	if (!isnan(rfile) && !isnan(ranon) && ranon > 0.05 * rf)
+		n += snprintf(out->summary + n, (size_t)(DET_SUMMARY_MAX - n), " (anon %s/s)",
+			      det_fmt_bytes(b, sizeof(b), ranon));
+	if (!isnan(turnover) && turnover >= 0.01)
+		n += snprintf(out->summary + n, (size_t)(DET_SUMMARY_MAX - n),
+			      ", %.2fx its memory per second", turnover);
+	if (psi)
+		n += snprintf(out->summary + n, (size_t)(DET_SUMMARY_MAX - n),
+			      "; tasks stalled on memory %.1f%% of the time%s", v->psi_some * 100,
+			      v->psi_from_host ? " (host PSI)" : "");
+	else if (!isnan(ws))
+		n += snprintf(out->summary + n, (size_t)(DET_SUMMARY_MAX - n),
+			      "; %.0f%% of them were part of the working set", ws * 100);
+	if (!isnan(v->mem_ref) && n < DET_SUMMARY_MAX)
+		snprintf(out->summary + n, (size_t)(DET_SUMMARY_MAX - n), " (memory %s)",
+			 det_fmt_bytes(c, sizeof(c), v->mem_ref));
+}

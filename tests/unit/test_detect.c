@@ -1,0 +1,466 @@
+/* test_detect.c - the detector engine on synthetic traces built from the
+ * seed reports' shapes: which alerts open, when (sample times), at which
+ * scope, and that gaps, reboots, old kernels' names, state round trips and
+ * stale samples behave. No database (see test_alert_store.c for that). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../server/detect_engine.h"
+#include "../../server/detect_mem.h"
+#include "harness.h"
+#include "../../server/rates.h"
+#include "sample.h"
+
+/* A synthetic host: per-second rates integrated into counters, gauges set
+ * directly. Names are the kernel's; a rate of a name adds to its counter. */
+#define MAXK 48
+struct gen {
+	const char *host, *boot;
+	double ts;
+	double interval;
+	int nk;
+	const char *key[MAXK];
+	double rate[MAXK], val[MAXK];
+	int is_gauge[MAXK];
+	int cg_on;		/* emit a v1 cgroup /app with its own counters */
+	double cg_refault_rate, cg_refault;
+	double psi_some_rate, psi_some_total;	/* host memory PSI, share 0..1 */
+	int no_psi;
+};
+
+static int slot(struct gen *g, const char *k)
+{
+	for (int i = 0; i < g->nk; i++)
+		if (strcmp(g->key[i], k) == 0)
+			return i;
+	g->key[g->nk] = k;
+	g->rate[g->nk] = g->val[g->nk] = 0;
+	g->is_gauge[g->nk] = 0;
+	return g->nk++;
+}
+
+static void set_rate(struct gen *g, const char *k, double r) { g->rate[slot(g, k)] = r; }
+static void set_gauge(struct gen *g, const char *k, double v)
+{
+	int i = slot(g, k);
+	g->val[i] = v;
+	g->is_gauge[i] = 1;
+}
+
+static void gen_init(struct gen *g, const char *host)
+{
+	memset(g, 0, sizeof(*g));
+	g->host = host;
+	g->boot = "b0";
+	g->ts = 1764518400.0;
+	g->interval = 10;
+	set_gauge(g, "MemTotal", 8.0 * 1024 * 1024);	/* kB: 8 GiB */
+	set_gauge(g, "SwapTotal", 4.0 * 1024 * 1024);
+	set_gauge(g, "SwapFree", 4.0 * 1024 * 1024);
+	set_gauge(g, "nr_inactive_anon", 10000);
+	set_gauge(g, "nr_inactive_file", 100000);
+	set_gauge(g, "nr_dirty", 100);
+	set_gauge(g, "nr_writeback", 0);
+	set_rate(g, "pgscan_kswapd", 0);
+	set_rate(g, "pgscan_direct", 0);
+	set_rate(g, "pgscan_anon", 0);
+	set_rate(g, "pgscan_file", 0);
+	set_rate(g, "workingset_refault_file", 0);
+	set_rate(g, "workingset_refault_anon", 0);
+}
+
+static int is_meminfo(const char *k)
+{
+	return strncmp(k, "Mem", 3) == 0 || strncmp(k, "Swap", 4) == 0;
+}
+
+/* Advances by dt seconds and builds the sample. */
+static void gen_step(struct gen *g, double dt, struct sample *s)
+{
+	char err[SAMPLE_ERR_MAX];
+	json_t *vm = json_object(), *mi = json_object();
+
+	g->ts += dt;
+	for (int i = 0; i < g->nk; i++) {
+		if (!g->is_gauge[i])
+			g->val[i] += g->rate[i] * dt;
+		json_object_set_new(is_meminfo(g->key[i]) ? mi : vm, g->key[i],
+				    json_integer((json_int_t)llround(g->val[i])));
+	}
+	g->psi_some_total += g->psi_some_rate * dt * 1e6;
+	json_t *o = json_pack("{s:s, s:s, s:f, s:f, s:o, s:o, s:{s:i}}", "host", g->host, "boot_id", g->boot,
+			      "ts", g->ts, "interval_s", g->interval, "vmstat", vm, "meminfo", mi,
+			      "settings", "vm.swappiness", 60);
+	if (!g->no_psi)
+		json_object_set_new(o, "psi", json_pack("{s:{s:{s:f,s:f,s:f,s:I},s:{s:f,s:f,s:f,s:I}}}",
+			"memory", "some", "avg10", g->psi_some_rate * 100, "avg60", 0.0, "avg300", 0.0,
+			"total", (json_int_t)g->psi_some_total, "full", "avg10", 0.0, "avg60", 0.0,
+			"avg300", 0.0, "total", (json_int_t)0));
+	if (g->cg_on) {
+		g->cg_refault += g->cg_refault_rate * dt;
+		json_object_set_new(o, "cgroups", json_pack("[{s:s,s:i,s:{s:I,s:I,s:I,s:I},s:I,s:I}]",
+			"path", "/app", "version", 1, "memory_stat",
+			"total_workingset_refault_file", (json_int_t)g->cg_refault,
+			"total_inactive_file", (json_int_t)(100 << 20), "total_inactive_anon", (json_int_t)(1 << 20),
+			"total_pgmajfault", (json_int_t)0,
+			"memory_current", (json_int_t)(256 << 20), "memory_max", (json_int_t)(256 << 20)));
+	}
+	if (sample_from_json(s, o, err) < 0) {
+		fprintf(stderr, "gen: %s\n", err);
+		exit(2);
+	}
+	json_decref(o);
+}
+
+/* Feeds n samples dt apart into m. */
+static void run(struct detect_mem *m, struct gen *g, int n, double dt)
+{
+	for (int i = 0; i < n; i++) {
+		struct sample s;
+		gen_step(g, dt, &s);
+		CHECK(detect_mem_feed(m, &s) >= 0);
+		sample_release(&s);
+	}
+}
+
+static const struct alert_rec *find(const struct detect_mem *m, const char *kind, const char *cgroup)
+{
+	for (size_t i = 0; i < detect_mem_count(m); i++) {
+		const struct alert_rec *a = detect_mem_alert(m, i);
+		if (strcmp(a->kind, kind) == 0 &&
+		    ((!cgroup && !a->cgroup) || (cgroup && a->cgroup && strcmp(cgroup, a->cgroup) == 0)))
+			return a;
+	}
+	return NULL;
+}
+
+static int count_kind(const struct detect_mem *m, const char *kind)
+{
+	int n = 0;
+	for (size_t i = 0; i < detect_mem_count(m); i++)
+		n += strcmp(detect_mem_alert(m, i)->kind, kind) == 0;
+	return n;
+}
+
+static void test_rates(void)
+{
+	CHECK(fabs(rate_counter(100, 200, 10) - 10) < 1e-9);
+	CHECK(isnan(rate_counter(200, 100, 10)));		/* went backwards: restart */
+	CHECK(isnan(rate_counter(RATE_ABSENT, 100, 10)));
+	CHECK(isnan(rate_counter(1, 2, 0)));
+	CHECK(fabs(rate_psi_share(0, 5000000, 10) - 0.5) < 1e-9);
+	CHECK_INT(rate_gap_limit_ms(10000), 60000);
+	CHECK_INT(rate_gap_limit_ms(60000), 180000);
+	CHECK_INT(rate_gap_limit_ms(0), 60000);
+	CHECK(rate_boot_hash("a") != rate_boot_hash("b"));
+	CHECK_INT(rate_boot_hash(NULL), 0);
+}
+
+/* Seed 000 shape on a host: file refaults 4100/s, memory stall 30%,
+ * 1.9 GiB inactive anon never scanned, free swap, swappiness 60. */
+static void seed000(struct gen *g)
+{
+	set_rate(g, "workingset_refault_file", 4100);
+	set_rate(g, "workingset_activate_file", 3000);
+	set_rate(g, "pgscan_kswapd", 6000);
+	set_rate(g, "pgscan_file", 6000);
+	set_rate(g, "pgsteal_kswapd", 5000);
+	set_gauge(g, "nr_inactive_anon", 1.9 * 262144);
+	g->psi_some_rate = 0.30;
+}
+
+static void test_thrash_and_imbalance_open_times(void)
+{
+	struct detect_mem *m = detect_mem_new();
+	struct gen g;
+
+	gen_init(&g, "db-07");
+	run(m, &g, 3, 10);		/* healthy */
+	CHECK_INT(detect_mem_count(m), 0);
+	seed000(&g);
+	double first = g.ts + 10;
+	run(m, &g, 2, 10);		/* two hits: not yet */
+	CHECK_INT(detect_mem_count(m), 0);
+	run(m, &g, 1, 10);		/* third hit, 30 s of evidence */
+	const struct alert_rec *t = find(m, "thrash", NULL), *si = find(m, "swap_imbalance", NULL);
+	CHECK(t != NULL);
+	CHECK(si != NULL);
+	if (t) {
+		CHECK_INT(t->started_ms, (int64_t)llround(first * 1000));
+		CHECK_INT(t->opened_ms, (int64_t)llround((first + 20) * 1000));
+		CHECK_STR(t->severity, "critical");
+		CHECK(t->open);
+		CHECK_CONTAINS(t->summary, "4100 pages/s");
+		CHECK(json_real_value(json_object_get(t->evidence, "workingset_refault_file_per_s")) == 4100.0 ||
+		      json_integer_value(json_object_get(t->evidence, "workingset_refault_file_per_s")) == 4100);
+		CHECK(json_is_string(json_object_get(t->evidence, "hint")));
+	}
+	if (si) {
+		CHECK_CONTAINS(si->summary, "1.9 GiB of inactive anon is never scanned");
+		CHECK_STR(json_string_value(json_object_get(si->evidence, "shape")), "cold_anon_file_thrash");
+	}
+	/* continuing: no duplicates, also across a save/load (server restart) */
+	CHECK_INT(detect_mem_roundtrip(m), 0);
+	run(m, &g, 10, 10);
+	CHECK_INT(count_kind(m, "thrash"), 1);
+	CHECK_INT(count_kind(m, "swap_imbalance"), 1);
+	/* clear: resolves after >= 60 s clear, ended_at is a sample time */
+	set_rate(&g, "workingset_refault_file", 0);
+	set_rate(&g, "workingset_activate_file", 0);
+	g.psi_some_rate = 0;
+	run(m, &g, 3, 10);
+	CHECK(find(m, "thrash", NULL)->open);
+	run(m, &g, 6, 10);
+	t = find(m, "thrash", NULL);
+	CHECK(!t->open);
+	CHECK(t->ended_ms > t->opened_ms);
+	CHECK_INT(t->ended_ms % 10000, (int64_t)llround(g.ts * 1000) % 10000);
+	detect_mem_free(m);
+}
+
+static void test_no_imbalance_without_swap_or_swappiness(void)
+{
+	struct detect_mem *m = detect_mem_new();
+	struct gen g;
+
+	gen_init(&g, "noswap");
+	set_gauge(&g, "SwapTotal", 0);
+	set_gauge(&g, "SwapFree", 0);
+	seed000(&g);
+	run(m, &g, 8, 10);
+	CHECK(find(m, "thrash", NULL) != NULL);
+	CHECK(find(m, "swap_imbalance", NULL) == NULL);
+	detect_mem_free(m);
+}
+
+/* Seed 002: swapless, MADV_FREE far ahead of pglazyfreed, file refaults. */
+static void test_lazyfree(void)
+{
+	struct detect_mem *m = detect_mem_new();
+	struct gen g;
+
+	gen_init(&g, "lazy");
+	set_gauge(&g, "SwapTotal", 0);
+	set_gauge(&g, "SwapFree", 0);
+	set_rate(&g, "pglazyfree", 20000);
+	set_rate(&g, "pglazyfreed", 10);
+	set_rate(&g, "workingset_refault_file", 2000);
+	set_rate(&g, "pgscan_file", 5000);
+	set_rate(&g, "pgsteal_file", 4000);
+	set_rate(&g, "pgscan_kswapd", 5000);
+	g.psi_some_rate = 0.08;
+	run(m, &g, 8, 10);
+	const struct alert_rec *a = find(m, "swap_imbalance", NULL);
+	CHECK(a != NULL);
+	if (a)
+		CHECK_STR(json_string_value(json_object_get(a->evidence, "shape")), "lazyfree_backlog");
+	detect_mem_free(m);
+}
+
+/* Seed 003: dirty pages at the LRU tail, reclaim writes them, immediate
+ * reclaim, direct reclaim stalls, efficiency 40%. */
+static void test_writeback(void)
+{
+	struct detect_mem *m = detect_mem_new();
+	struct gen g;
+
+	gen_init(&g, "hadoop");
+	set_gauge(&g, "nr_dirty", 60000);
+	set_gauge(&g, "nr_writeback", 20000);
+	set_gauge(&g, "nr_inactive_file", 120000);
+	set_rate(&g, "pgscan_kswapd", 20000);
+	set_rate(&g, "pgscan_direct", 10000);
+	set_rate(&g, "pgscan_file", 30000);
+	set_rate(&g, "pgsteal_file", 12000);
+	set_rate(&g, "pgsteal_kswapd", 8000);
+	set_rate(&g, "pgsteal_direct", 4000);
+	set_rate(&g, "nr_vmscan_write", 3000);
+	set_rate(&g, "nr_vmscan_immediate_reclaim", 4000);
+	set_rate(&g, "allocstall_normal", 50);
+	g.psi_some_rate = 0.2;
+	run(m, &g, 8, 10);
+	const struct alert_rec *a = find(m, "writeback_storm", NULL);
+	CHECK(a != NULL);
+	if (a) {
+		CHECK_STR(a->severity, "critical");
+		CHECK_CONTAINS(a->summary, "reclaim writes");
+	}
+	CHECK(find(m, "direct_reclaim_stall", NULL) != NULL);
+	CHECK(find(m, "thrash", NULL) == NULL);
+	detect_mem_free(m);
+}
+
+/* Cgroup-limited thrash (host pgscan_kswapd flat): alert on the cgroup only. */
+static void test_cgroup_scope(void)
+{
+	struct detect_mem *m = detect_mem_new();
+	struct gen g;
+
+	gen_init(&g, "web-1");
+	g.cg_on = 1;
+	set_rate(&g, "workingset_refault_file", 20000);
+	set_rate(&g, "pgscan_file", 25000);
+	g.cg_refault_rate = 20000;
+	g.psi_some_rate = 0.15;
+	run(m, &g, 8, 10);
+	const struct alert_rec *a = find(m, "thrash", "/app");
+	CHECK(a != NULL);
+	CHECK(find(m, "thrash", NULL) == NULL);
+	if (a)
+		CHECK_STR(json_string_value(json_object_get(a->evidence, "psi_source")), "host");
+	/* the cgroup disappears: its alert resolves after a while */
+	g.cg_on = 0;
+	run(m, &g, 8, 10);
+	a = find(m, "thrash", "/app");
+	CHECK(a && !a->open);
+	detect_mem_free(m);
+}
+
+/* A 10-minute outage in the middle: the delta across it is not a spike,
+ * and pending evidence does not carry over. */
+static void test_gap(void)
+{
+	struct detect_mem *m = detect_mem_new();
+	struct gen g;
+
+	gen_init(&g, "gappy");
+	run(m, &g, 3, 10);
+	seed000(&g);
+	run(m, &g, 2, 10);
+	g.psi_some_rate = 0;
+	set_rate(&g, "workingset_refault_file", 0);
+	set_rate(&g, "workingset_activate_file", 0);
+	/* during the outage a huge amount of refaults happened */
+	g.val[slot(&g, "workingset_refault_file")] += 50e6;
+	g.psi_some_total += 500e6;
+	run(m, &g, 1, 600);
+	run(m, &g, 5, 10);
+	CHECK_INT(detect_mem_count(m), 0);
+	detect_mem_free(m);
+}
+
+/* Reboot: counters restart, boot_id changes: open alerts resolve, no spike. */
+static void test_reboot_and_stale(void)
+{
+	struct detect_mem *m = detect_mem_new();
+	struct gen g;
+
+	gen_init(&g, "rb");
+	seed000(&g);
+	run(m, &g, 6, 10);
+	CHECK(find(m, "thrash", NULL) && find(m, "thrash", NULL)->open);
+	g.boot = "b1";
+	for (int i = 0; i < g.nk; i++)
+		if (!g.is_gauge[i])
+			g.val[i] = 0;
+	g.psi_some_total = 0;
+	set_rate(&g, "workingset_refault_file", 0);
+	g.psi_some_rate = 0;
+	run(m, &g, 1, 10);
+	CHECK(!find(m, "thrash", NULL)->open);
+	run(m, &g, 5, 10);
+	CHECK_INT(count_kind(m, "thrash"), 1);
+	/* a sample older than the last fed one is skipped */
+	struct sample s;
+	struct gen old = g;
+	old.ts -= 100;
+	gen_step(&old, 0, &s);
+	CHECK_INT(detect_mem_feed(m, &s), 0);
+	sample_release(&s);
+	detect_mem_free(m);
+}
+
+/* Kernel 4.x names: workingset_refault without the split, per-zone
+ * pgscan/pgsteal, allocstall; no PSI at all. */
+static void test_old_kernel_names(void)
+{
+	struct detect_mem *m = detect_mem_new();
+	struct gen g;
+
+	memset(&g, 0, sizeof(g));
+	g.host = "old";
+	g.boot = "b";
+	g.ts = 1500000000;
+	g.interval = 10;
+	g.no_psi = 1;
+	set_gauge(&g, "MemTotal", 4.0 * 1024 * 1024);
+	set_gauge(&g, "nr_inactive_file", 50000);
+	set_gauge(&g, "nr_inactive_anon", 10000);
+	set_rate(&g, "workingset_refault", 8000);
+	set_rate(&g, "workingset_activate", 6000);
+	set_rate(&g, "pgscan_kswapd_normal", 9000);
+	set_rate(&g, "pgsteal_kswapd_normal", 8500);
+	set_rate(&g, "allocstall", 0);
+	run(m, &g, 8, 10);
+	const struct alert_rec *a = find(m, "thrash", NULL);
+	CHECK(a != NULL);
+	if (a)
+		CHECK_CONTAINS(a->summary, "working set");
+	detect_mem_free(m);
+}
+
+static void test_oom(void)
+{
+	struct detect_mem *m = detect_mem_new();
+	struct gen g;
+
+	gen_init(&g, "oomy");
+	set_rate(&g, "oom_kill", 0);
+	run(m, &g, 2, 10);
+	g.val[slot(&g, "oom_kill")] += 2;
+	run(m, &g, 1, 10);
+	const struct alert_rec *a = find(m, "oom_kill", NULL);
+	CHECK(a != NULL);
+	if (a) {
+		CHECK_INT(a->started_ms, a->opened_ms);
+		CHECK_STR(a->severity, "critical");
+		CHECK_CONTAINS(a->summary, "2 OOM kills");
+	}
+	run(m, &g, 20, 10);
+	CHECK(a && a->open);		/* quiet for 200 s: still open */
+	run(m, &g, 12, 10);
+	CHECK(a && !a->open);		/* quiet >= 300 s */
+	detect_mem_free(m);
+}
+
+static void test_state_roundtrip_and_corrupt(void)
+{
+	struct det_host *h = det_host_new("x");
+	unsigned char *buf;
+	size_t len;
+	char err[128];
+
+	CHECK_INT(det_host_save(h, &buf, &len), 0);
+	struct det_host *h2 = det_host_load("x", buf, len, err, sizeof(err));
+	CHECK(h2 != NULL);
+	det_host_free(h2);
+	buf[0] = 'X';
+	h2 = det_host_load("x", buf, len, err, sizeof(err));
+	CHECK(h2 == NULL);
+	CHECK_CONTAINS(err, "not version");
+	buf[0] = 'V';
+	h2 = det_host_load("x", buf, len - 1, err, sizeof(err));
+	CHECK(h2 == NULL);
+	free(buf);
+	h2 = det_host_load("x", NULL, 0, err, sizeof(err));
+	CHECK(h2 != NULL && det_host_last_ts(h2) == 0);
+	det_host_free(h2);
+	det_host_free(h);
+}
+
+int main(void)
+{
+	test_rates();
+	test_thrash_and_imbalance_open_times();
+	test_no_imbalance_without_swap_or_swappiness();
+	test_lazyfree();
+	test_writeback();
+	test_cgroup_scope();
+	test_gap();
+	test_reboot_and_stale();
+	test_old_kernel_names();
+	test_oom();
+	test_state_roundtrip_and_corrupt();
+	return harness_report("test_detect");
+}
