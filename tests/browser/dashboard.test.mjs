@@ -64,11 +64,20 @@ async function run() {
   const rows = await page.$$eval("#fleet-table tbody tr[data-host]", (trs) =>
     trs.map((t) => ({ host: t.dataset.host, state: t.dataset.state, stale: t.dataset.stale, sparks: t.querySelectorAll("canvas.spark").length })));
   const by = Object.fromEntries(rows.map((r) => [r.host, r]));
-  check("db-07 is critical (open thrash alert)", by["db-07"]?.state === "critical", JSON.stringify(by["db-07"]));
-  check("app-02 is ok", by["app-02"]?.state === "ok", JSON.stringify(by["app-02"]));
-  check("web-03 is stale and stands out", by["web-03"]?.stale === "1" &&
-    (await page.$eval('tr[data-host="web-03"]', (t) => t.classList.contains("stale") && getComputedStyle(t.querySelector("td")).color)) !== false);
-  check("critical first in the default sort", rows[0]?.host === "db-07", rows.map((r) => r.host).join(","));
+  // the states the server computes from open alerts; the page must show them
+  const api = await (await fetch(BASE + "/api/v1/fleet")).json();
+  const want = Object.fromEntries(api.hosts.map((x) => [x.host, x]));
+  check("db-07 is not ok (open thrash alert)", ["warning", "critical"].includes(by["db-07"]?.state), JSON.stringify(by["db-07"]));
+  check("every row shows the server's state", rows.every((r) => want[r.host] && want[r.host].state === r.state),
+    JSON.stringify(rows.map((r) => [r.host, r.state, want[r.host]?.state])));
+  const look = (host) => page.$eval(`tr[data-host="${host}"]`, (t) => ({
+    badge: !!t.querySelector(".badge.stale"), color: getComputedStyle(t.querySelector("td.host a")).color }));
+  const [l3, l7] = [await look("web-03"), await look("db-07")];
+  check("web-03 is stale and stands out (badge, greyed)", by["web-03"]?.stale === "1" && l3.badge && !l7.badge && l3.color !== l7.color,
+    JSON.stringify([l3, l7]));
+  const rank = { critical: 2, warning: 1, ok: 0 };
+  check("worst state first in the default sort", rows.every((r, i) => i === 0 || rank[rows[i - 1].state] >= rank[r.state]) && rows[0].state !== "ok",
+    rows.map((r) => r.host + ":" + r.state).join(","));
   check("every host has 4 sparklines", rows.length >= 3 && rows.every((r) => r.sparks === 4), JSON.stringify(rows));
   const drawn = await page.$$eval('tr[data-host="db-07"] canvas.spark', (cs, src) => cs.map((c) => new Function("c", "return (" + src + ")(c)")(c)), canvasDrawn.toString());
   check("db-07 sparklines are drawn", drawn.length === 4 && drawn.every(Boolean), JSON.stringify(drawn));
@@ -83,9 +92,13 @@ async function run() {
   n = await page.$$eval("#fleet-table tbody tr[data-host]", (t) => t.map((x) => x.dataset.host));
   check("text filter on a label value", n.length === 1 && n[0] === "web-03", n.join(","));
   await page.fill("#fleet-filter", "");
-  await page.selectOption("#fleet-state", "ok");
+  const dbState = by["db-07"]?.state || "critical";
+  await page.selectOption("#fleet-state", dbState);
   n = await page.$$eval("#fleet-table tbody tr[data-host]", (t) => t.map((x) => x.dataset.state));
-  check("state filter shows only ok hosts", n.length >= 1 && n.every((s) => s === "ok"), n.join(","));
+  check("state filter shows only hosts in that state", n.length >= 1 && n.length < rows.length && n.every((s) => s === dbState), n.join(","));
+  await page.selectOption("#fleet-state", "stale");
+  n = await page.$$eval("#fleet-table tbody tr[data-host]", (t) => t.map((x) => x.dataset.host));
+  check("state filter: stale", n.join(",") === "web-03", n.join(","));
   await page.selectOption("#fleet-state", "all");
   await page.click('th[data-sort="host"]');
   n = await page.$$eval("#fleet-table tbody tr[data-host]", (t) => t.map((x) => x.dataset.host));

@@ -7,7 +7,7 @@ POST /api/v1/samples in batches.
           ~40k pages/s with activations, kswapd and direct reclaim at low
           efficiency, allocation stalls, PSI memory some ~45 %, and the same in
           its postgresql.service cgroup
-  app-02  6.1 kernel, healthy, some swap traffic and dirty pages
+  app-02  6.1 kernel, healthy, a trickle of swap traffic and more dirty pages
   web-03  4.19 kernel (no _file/_anon refault split, no PSI), stopped
           reporting 10 minutes ago (stale)
 
@@ -57,7 +57,7 @@ class Host:
                      "restore_file": 5, "scan_k": 1500 * f, "steal_k": 1450 * f, "scan_d": 0, "steal_d": 0,
                      "stall": 0, "vmw": 0.5, "imm": 2, "rot": 10, "pswpin": 0, "pswpout": 0, "majflt": 20}
         if self.swappy:
-            rates["pswpin"], rates["pswpout"] = 120 * f, 300 * f
+            rates["pswpin"], rates["pswpout"] = 4 * f, 12 * f
         if self.old:
             self.add(c, "workingset_refault", rates["refault_file"] + rates["refault_anon"], dt)
             self.add(c, "workingset_activate", rates["activate_file"] + rates["activate_anon"], dt)
