@@ -26,7 +26,9 @@ else
   BIN      := bin
 endif
 
-CFLAGS  += $(STD) $(OPT) $(WARN) $(SANFLAGS) -Icommon -Iserver -Iagent $(PKG_CFLAGS)
+CFLAGS  += $(STD) $(OPT) $(WARN) $(SANFLAGS) -Icommon -Iserver -Iagent -Ibench $(PKG_CFLAGS)
+# the server finds its migrations in this checkout unless --schema / schema_dir says otherwise
+CFLAGS  += -DVMSCOPE_SCHEMA_DIR='"$(CURDIR)/schema"'
 LDFLAGS += $(SANFLAGS)
 
 COMMON_SRC := $(wildcard common/*.c)
@@ -66,7 +68,7 @@ $(BIN)/vmscope-replay: $(OUT)/server/replay_main.o $(SERVER_OBJ) $(COMMON_OBJ)
 # Unit tests link every non-main object; agent modules are linked in too
 # (minus agent/main.c) so agent parsers can be tested directly.
 AGENT_LIB_OBJ := $(filter-out $(OUT)/agent/main.o,$(AGENT_OBJ))
-$(BIN)/tests/%: $(OUT)/tests/unit/%.o $(SERVER_OBJ) $(AGENT_LIB_OBJ) $(COMMON_OBJ)
+$(BIN)/tests/%: $(OUT)/tests/unit/%.o $(SERVER_OBJ) $(AGENT_LIB_OBJ) $(COMMON_OBJ) $(OUT)/bench/gen.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 

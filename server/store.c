@@ -1,0 +1,693 @@
+/* store.c - the store's lifecycle, SQL helpers, partitions, and the small
+ * read queries (hosts, cgroups, metrics). Ingest is in store_put.c, series
+ * in store_series.c, encoding state in store_state.c. Design: docs/design.md.
+ */
+#include "store_internal.h"
+
+#include "dict.h"
+#include "metric_kind.h"
+#include "migrate.h"
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef VMSCOPE_SCHEMA_DIR
+#define VMSCOPE_SCHEMA_DIR "schema"
+#endif
+
+/* SQLSTATE classes that mean "the database is not there right now". */
+static bool unavailable_state(const char *s)
+{
+	return s && (strncmp(s, "08", 2) == 0 || strcmp(s, "57P01") == 0 || strcmp(s, "57P02") == 0 ||
+		     strcmp(s, "57P03") == 0 || strcmp(s, "53300") == 0);
+}
+
+int store_q(PGconn *c, const char *sql, int nparams, const char *const *params, int binary,
+	    PGresult **out, const char *what, char *err, size_t errlen)
+{
+	PGresult *r = PQexecParams(c, sql, nparams, NULL, params, NULL, NULL, binary);
+	ExecStatusType s = PQresultStatus(r);
+
+	if (out)
+		*out = NULL;
+	if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) {
+		if (out)
+			*out = r;
+		else
+			PQclear(r);
+		return STORE_OK;
+	}
+	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+	const char *m = r ? PQresultErrorMessage(r) : PQerrorMessage(c);
+	size_t n = strlen(m);
+	while (n && (m[n - 1] == '\n' || m[n - 1] == ' '))
+		n--;
+	if (err && errlen)
+		snprintf(err, errlen, "could not %s: %.*s", what, (int)n, m);
+	int rc = (PQstatus(c) != CONNECTION_OK || unavailable_state(state)) ? STORE_EUNAVAIL : STORE_EINTERNAL;
+	PQclear(r);
+	return rc;
+}
+
+int64_t store_get_i64(const PGresult *r, int row, int col)
+{
+	uint64_t v;
+	memcpy(&v, PQgetvalue(r, row, col), 8);
+	return (int64_t)be64toh(v);
+}
+
+int32_t store_get_i32(const PGresult *r, int row, int col)
+{
+	uint32_t v;
+	memcpy(&v, PQgetvalue(r, row, col), 4);
+	return (int32_t)ntohl(v);
+}
+
+int16_t store_get_i16(const PGresult *r, int row, int col)
+{
+	uint16_t v;
+	memcpy(&v, PQgetvalue(r, row, col), 2);
+	return (int16_t)ntohs(v);
+}
+
+bool store_get_bool(const PGresult *r, int row, int col)
+{
+	return PQgetvalue(r, row, col)[0] != 0;
+}
+
+void store_rfc3339(int64_t ts_ms, char *buf, size_t cap)
+{
+	time_t t = (time_t)(store_day(ts_ms) * 86400 + (ts_ms - store_day(ts_ms) * STORE_DAY_MS) / 1000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	int ms = (int)(((ts_ms % 1000) + 1000) % 1000);
+	snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+static void partition_name(int64_t day, char *buf, size_t cap)
+{
+	time_t t = (time_t)(day * 86400);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	snprintf(buf, cap, "samples_%04d%02d%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+}
+
+/* Day number of a partition name, or INT64_MIN when not one of ours. */
+static int64_t partition_day(const char *name)
+{
+	int y, m, d;
+	char tail;
+	if (sscanf(name, "samples_%4d%2d%2d%c", &y, &m, &d, &tail) != 3)
+		return INT64_MIN;
+	struct tm tm = { .tm_year = y - 1900, .tm_mon = m - 1, .tm_mday = d };
+	time_t t = timegm(&tm);
+	return t == (time_t)-1 ? INT64_MIN : (int64_t)t / 86400;
+}
+
+static bool day_known_locked(const struct store *st, int64_t day)
+{
+	size_t lo = 0, hi = st->ndays;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (st->days[mid] == day)
+			return true;
+		if (st->days[mid] < day)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static void day_add_locked(struct store *st, int64_t day)
+{
+	if (day_known_locked(st, day))
+		return;
+	if (st->ndays == st->capdays) {
+		size_t ncap = st->capdays ? st->capdays * 2 : 64;
+		int64_t *nd = realloc(st->days, ncap * sizeof(*nd));
+		if (!nd)
+			return;	/* only a cache: the partition is checked again next time */
+		st->days = nd;
+		st->capdays = ncap;
+	}
+	size_t i = st->ndays;
+	while (i > 0 && st->days[i - 1] > day) {
+		st->days[i] = st->days[i - 1];
+		i--;
+	}
+	st->days[i] = day;
+	st->ndays++;
+}
+
+int store_ensure_partitions(struct store *st, PGconn *c, const int64_t *days, size_t n,
+			    char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		pthread_mutex_lock(&st->mu);
+		bool known = day_known_locked(st, days[i]);
+		pthread_mutex_unlock(&st->mu);
+		if (known)
+			continue;
+		char name[64], sql[512];
+		partition_name(days[i], name, sizeof(name));
+		/* serialised with other servers creating the same partition:
+		 * IF NOT EXISTS alone races */
+		snprintf(sql, sizeof(sql),
+			 "DO $$BEGIN PERFORM pg_advisory_xact_lock(7666); "
+			 "IF to_regclass('%s') IS NULL THEN "
+			 "CREATE TABLE %s PARTITION OF samples FOR VALUES FROM (%lld) TO (%lld); "
+			 "END IF; END$$",
+			 name, name, (long long)(days[i] * STORE_DAY_MS),
+			 (long long)((days[i] + 1) * STORE_DAY_MS));
+		int rc = store_q(c, sql, 0, NULL, 0, NULL, "create a partition", err, errlen);
+		if (rc != STORE_OK)
+			return rc;
+		pthread_mutex_lock(&st->mu);
+		day_add_locked(st, days[i]);
+		pthread_mutex_unlock(&st->mu);
+	}
+	return STORE_OK;
+}
+
+int store_open(struct store **out, const struct store_config *cfg, char *err, size_t errlen)
+{
+	struct store *st;
+	PGconn *c;
+	int rc;
+
+	*out = NULL;
+	if (!cfg || !cfg->conninfo) {
+		snprintf(err, errlen, "no database conninfo given");
+		return STORE_EINVAL;
+	}
+	if (!(c = db_connect(cfg->conninfo, err, errlen)))
+		return STORE_EUNAVAIL;
+	const char *dir = cfg->schema_dir ? cfg->schema_dir : VMSCOPE_SCHEMA_DIR;
+	if (migrate_apply(c, dir, NULL, err, errlen) < 0) {
+		rc = PQstatus(c) == CONNECTION_OK ? STORE_EINTERNAL : STORE_EUNAVAIL;
+		PQfinish(c);
+		return rc;
+	}
+	if (!(st = calloc(1, sizeof(*st)))) {
+		PQfinish(c);
+		snprintf(err, errlen, "out of memory");
+		return STORE_EINTERNAL;
+	}
+	pthread_mutex_init(&st->mu, NULL);
+	st->retention_days = cfg->retention_days > 0 ? cfg->retention_days : 30;
+	st->pool = db_pool_new(cfg->conninfo, cfg->pool_size > 0 ? cfg->pool_size : 8);
+	st->metric_db = calloc(DICT_MAX_NAMES + 1, sizeof(*st->metric_db));
+	st->hosts = hcache_new();
+	st->cgs = cgcache_new();
+	if (!st->pool || !st->metric_db || !st->hosts || !st->cgs) {
+		PQfinish(c);
+		store_close(st);
+		snprintf(err, errlen, "out of memory");
+		return STORE_EINTERNAL;
+	}
+	/* today and tomorrow exist before the first sample arrives */
+	int64_t today = store_day((int64_t)time(NULL) * 1000);
+	int64_t days[2] = { today, today + 1 };
+	rc = store_ensure_partitions(st, c, days, 2, err, errlen);
+	PQfinish(c);
+	if (rc != STORE_OK) {
+		store_close(st);
+		return rc;
+	}
+	*out = st;
+	return STORE_OK;
+}
+
+void store_close(struct store *st)
+{
+	if (!st)
+		return;
+	db_pool_free(st->pool);
+	hcache_free(st->hosts);
+	cgcache_free(st->cgs);
+	free(st->metric_db);
+	free(st->days);
+	pthread_mutex_destroy(&st->mu);
+	free(st);
+}
+
+PGconn *store_conn_get(struct store *st)
+{
+	char err[256];
+	return db_pool_get(st->pool, STORE_POOL_WAIT_MS, err, sizeof(err));
+}
+
+void store_conn_put(struct store *st, PGconn *conn, bool broken)
+{
+	db_pool_put(st->pool, conn, broken);
+}
+
+bool store_ping(struct store *st)
+{
+	char err[256];
+	PGconn *c = db_pool_get(st->pool, STORE_POOL_WAIT_MS, err, sizeof(err));
+	if (!c)
+		return false;
+	int rc = store_q(c, "SELECT 1", 0, NULL, 0, NULL, "ping", err, sizeof(err));
+	db_pool_put(st->pool, c, rc == STORE_EUNAVAIL);
+	return rc == STORE_OK;
+}
+
+int64_t store_oldest_accepted_ms(const struct store *st, int64_t now_ms)
+{
+	return now_ms - (int64_t)st->retention_days * STORE_DAY_MS;
+}
+
+int store_metric_id(struct store *st, PGconn *c, const char *name, int32_t *id, char *err, size_t errlen)
+{
+	uint32_t did = dict_lookup(name);
+	PGresult *r;
+
+	*id = 0;
+	if (did) {
+		pthread_mutex_lock(&st->mu);
+		*id = st->metric_db[did];
+		pthread_mutex_unlock(&st->mu);
+		if (*id)
+			return STORE_OK;
+	}
+	const char *p[1] = { name };
+	int rc = store_q(c, "SELECT id FROM metric_names WHERE name = $1", 1, p, 1, &r,
+			 "look up a metric", err, errlen);
+	if (rc != STORE_OK)
+		return rc;
+	if (PQntuples(r) == 1)
+		*id = store_get_i32(r, 0, 0);
+	PQclear(r);
+	return STORE_OK;
+}
+
+int store_host_id(PGconn *c, const char *host, int32_t *id, int64_t *last_ts, char *err, size_t errlen)
+{
+	const char *p[1] = { host };
+	PGresult *r;
+	int rc = store_q(c, "SELECT id, coalesce(last_ts_ms, 0) FROM hosts WHERE name = $1", 1, p, 1, &r,
+			 "look up the host", err, errlen);
+	if (rc != STORE_OK)
+		return rc;
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		snprintf(err, errlen, "no such host: %s", host);
+		return STORE_ENOTFOUND;
+	}
+	*id = store_get_i32(r, 0, 0);
+	if (last_ts)
+		*last_ts = store_get_i64(r, 0, 1);
+	PQclear(r);
+	return STORE_OK;
+}
+
+/* Gets a connection or fails with STORE_EUNAVAIL. */
+static PGconn *get_conn(struct store *st, int *rc, char *err, size_t errlen)
+{
+	PGconn *c = db_pool_get(st->pool, STORE_POOL_WAIT_MS, err, errlen);
+	*rc = c ? STORE_OK : STORE_EUNAVAIL;
+	return c;
+}
+
+static void put_conn(struct store *st, PGconn *c, int rc)
+{
+	db_pool_put(st->pool, c, rc == STORE_EUNAVAIL);
+}
+
+#define HOST_COLS "name, coalesce(last_ts_ms, 0), boot_id, kernel, agent_version, labels::text, ncgroups, samples"
+
+/* One host object from a text row of HOST_COLS. NULL when out of memory. */
+static json_t *host_json(const PGresult *r, int i)
+{
+	char when[40];
+	int64_t last = strtoll(PQgetvalue(r, i, 1), NULL, 10);
+	json_error_t je;
+	json_t *labels = json_loads(PQgetvalue(r, i, 5), 0, &je);
+
+	store_rfc3339(last, when, sizeof(when));
+	json_t *o = json_object();
+	if (!o) {
+		json_decref(labels);
+		return NULL;
+	}
+	int bad = 0;
+	bad |= json_object_set_new(o, "host", json_string(PQgetvalue(r, i, 0)));
+	bad |= json_object_set_new(o, "last_seen", json_string(when));
+	bad |= json_object_set_new(o, "last_seen_ts", json_real((double)last / 1000.0));
+	for (int col = 2; col <= 4; col++) {
+		static const char *const keys[] = { NULL, NULL, "boot_id", "kernel", "agent_version" };
+		bad |= json_object_set_new(o, keys[col],
+					   PQgetisnull(r, i, col) ? json_null() : json_string(PQgetvalue(r, i, col)));
+	}
+	bad |= json_object_set_new(o, "labels", labels ? labels : json_object());
+	bad |= json_object_set_new(o, "cgroups", json_integer(strtoll(PQgetvalue(r, i, 6), NULL, 10)));
+	bad |= json_object_set_new(o, "samples", json_integer(strtoll(PQgetvalue(r, i, 7), NULL, 10)));
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+int store_hosts(struct store *st, json_t **out, char *err, size_t errlen)
+{
+	int rc;
+	PGresult *r = NULL;
+	PGconn *c = get_conn(st, &rc, err, errlen);
+
+	*out = NULL;
+	if (!c)
+		return rc;
+	rc = store_q(c, "SELECT " HOST_COLS " FROM hosts WHERE samples > 0 ORDER BY name COLLATE \"C\"",
+		     0, NULL, 0, &r, "list hosts", err, errlen);
+	put_conn(st, c, rc);
+	if (rc != STORE_OK)
+		return rc;
+	json_t *arr = json_array();
+	for (int i = 0; arr && i < PQntuples(r); i++) {
+		json_t *h = host_json(r, i);
+		if (!h || json_array_append_new(arr, h) < 0) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	PQclear(r);
+	*out = arr ? json_pack("{s:o}", "hosts", arr) : NULL;
+	if (!*out) {
+		snprintf(err, errlen, "out of memory");
+		return STORE_EINTERNAL;
+	}
+	return STORE_OK;
+}
+
+int store_host(struct store *st, const char *host, json_t **out, char *err, size_t errlen)
+{
+	int rc;
+	PGresult *r = NULL;
+	PGconn *c = get_conn(st, &rc, err, errlen);
+	const char *p[1] = { host };
+
+	*out = NULL;
+	if (!c)
+		return rc;
+	rc = store_q(c, "SELECT " HOST_COLS " FROM hosts WHERE name = $1 AND samples > 0", 1, p, 0, &r,
+		     "read the host", err, errlen);
+	put_conn(st, c, rc);
+	if (rc != STORE_OK)
+		return rc;
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		snprintf(err, errlen, "no such host: %s", host);
+		return STORE_ENOTFOUND;
+	}
+	*out = host_json(r, 0);
+	PQclear(r);
+	if (!*out) {
+		snprintf(err, errlen, "out of memory");
+		return STORE_EINTERNAL;
+	}
+	return STORE_OK;
+}
+
+/* Ids of the cgroups present in the host's row at ts (its c column). */
+static int cgroups_at(PGconn *c, int32_t host_id, int64_t ts, uint32_t **ids, size_t *n,
+		      char *err, size_t errlen)
+{
+	char hid[16], t[24];
+	const char *p[2] = { hid, t };
+	PGresult *r;
+
+	*ids = NULL;
+	*n = 0;
+	snprintf(hid, sizeof(hid), "%d", host_id);
+	snprintf(t, sizeof(t), "%lld", (long long)ts);
+	int rc = store_q(c, "SELECT c FROM samples WHERE host_id = $1 AND ts_ms = $2", 2, p, 1, &r,
+			 "read the last sample", err, errlen);
+	if (rc != STORE_OK)
+		return rc;
+	if (PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) {
+		const uint8_t *cg = (const uint8_t *)PQgetvalue(r, 0, 0);
+		size_t len = (size_t)PQgetlength(r, 0, 0), pos = 0, seclen, cap = 0;
+		uint32_t id = 0;
+		const uint8_t *sec;
+		while (codec_cg_next(cg, len, &pos, &id, &sec, &seclen) == 1) {
+			if (*n == cap) {
+				cap = cap ? cap * 2 : 32;
+				uint32_t *t2 = realloc(*ids, cap * sizeof(**ids));
+				if (!t2)
+					break;
+				*ids = t2;
+			}
+			(*ids)[(*n)++] = id;
+		}
+	}
+	PQclear(r);
+	return STORE_OK;
+}
+
+int store_cgroups(struct store *st, const char *host, json_t **out, char *err, size_t errlen)
+{
+	int rc;
+	PGresult *r = NULL;
+	PGconn *c = get_conn(st, &rc, err, errlen);
+	int32_t hid;
+	int64_t last;
+	uint32_t *now_ids = NULL;
+	size_t nnow = 0;
+
+	*out = NULL;
+	if (!c)
+		return rc;
+	if ((rc = store_host_id(c, host, &hid, &last, err, errlen)) != STORE_OK)
+		goto out;
+	if ((rc = cgroups_at(c, hid, last, &now_ids, &nnow, err, errlen)) != STORE_OK)
+		goto out;
+	char hs[16];
+	snprintf(hs, sizeof(hs), "%d", hid);
+	const char *p[1] = { hs };
+	rc = store_q(c, "SELECT id, path, version, last_ts_ms FROM cgroups WHERE host_id = $1 "
+		     "ORDER BY path COLLATE \"C\", version", 1, p, 0, &r, "list cgroups", err, errlen);
+	if (rc != STORE_OK)
+		goto out;
+	json_t *arr = json_array();
+	for (int i = 0; arr && i < PQntuples(r); i++) {
+		uint32_t id = (uint32_t)strtoul(PQgetvalue(r, i, 0), NULL, 10);
+		int64_t seen = strtoll(PQgetvalue(r, i, 3), NULL, 10);
+		for (size_t k = 0; k < nnow; k++)
+			if (now_ids[k] == id && last > seen)
+				seen = last;
+		char when[40];
+		store_rfc3339(seen, when, sizeof(when));
+		json_t *o = json_pack("{s:s, s:i, s:s, s:f}", "path", PQgetvalue(r, i, 1), "version",
+				      atoi(PQgetvalue(r, i, 2)), "last_seen", when, "last_seen_ts",
+				      (double)seen / 1000.0);
+		if (!o || json_array_append_new(arr, o) < 0) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	PQclear(r);
+	*out = arr ? json_pack("{s:s, s:o}", "host", host, "cgroups", arr) : NULL;
+	if (!*out) {
+		snprintf(err, errlen, "out of memory");
+		rc = STORE_EINTERNAL;
+	}
+out:
+	free(now_ids);
+	put_conn(st, c, rc);
+	return rc;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	const char *x = json_string_value(json_object_get(*(json_t *const *)a, "name"));
+	const char *y = json_string_value(json_object_get(*(json_t *const *)b, "name"));
+	return strcmp(x ? x : "", y ? y : "");
+}
+
+/* Builds [{"name","kind"}] for the ids of fields, sorted by name. */
+static int metrics_json(PGconn *c, const struct sfield *f, size_t n, bool cgroup, json_t **arr,
+			char *err, size_t errlen)
+{
+	struct cbuf ids;
+	PGresult *r;
+	char num[16];
+	int rc;
+
+	cbuf_init(&ids);
+	*arr = NULL;
+	if (cbuf_put(&ids, "{", 1) < 0)
+		goto oom;
+	for (size_t i = 0; i < n; i++) {
+		int len = snprintf(num, sizeof(num), "%s%u", i ? "," : "", f[i].id);
+		if (cbuf_put(&ids, num, (size_t)len) < 0)
+			goto oom;
+	}
+	if (cbuf_put(&ids, "}", 2) < 0)
+		goto oom;
+	const char *p[1] = { (const char *)ids.p };
+	rc = store_q(c, "SELECT name FROM metric_names WHERE id = ANY($1::int[])", 1, p, 0, &r,
+		     "read metric names", err, errlen);
+	cbuf_release(&ids);
+	if (rc != STORE_OK)
+		return rc;
+	int nr = PQntuples(r);
+	json_t **items = calloc((size_t)nr + 1, sizeof(*items));
+	int ok = items != NULL;
+	for (int i = 0; ok && i < nr; i++) {
+		const char *name = PQgetvalue(r, i, 0);
+		items[i] = json_pack("{s:s, s:s}", "name", name, "kind",
+				     metric_kind_word(metric_kind(name, cgroup)));
+		ok = items[i] != NULL;
+	}
+	PQclear(r);
+	if (ok) {
+		qsort(items, (size_t)nr, sizeof(*items), cmp_name);
+		*arr = json_array();
+	}
+	for (int i = 0; items && i < nr; i++) {
+		if (*arr && items[i] && json_array_append(*arr, items[i]) < 0) {
+			json_decref(*arr);
+			*arr = NULL;
+		}
+		json_decref(items[i]);
+	}
+	free(items);
+	if (*arr)
+		return STORE_OK;
+	snprintf(err, errlen, "out of memory");
+	return STORE_EINTERNAL;
+oom:
+	cbuf_release(&ids);
+	snprintf(err, errlen, "out of memory");
+	return STORE_EINTERNAL;
+}
+
+int store_metrics(struct store *st, const char *host, const char *cgroup, json_t **out,
+		  char *err, size_t errlen)
+{
+	int rc;
+	PGconn *c = get_conn(st, &rc, err, errlen);
+	int32_t hid;
+	int64_t last;
+	struct hstate h;
+	json_t *arr = NULL;
+
+	*out = NULL;
+	hstate_init(&h);
+	if (!c)
+		return rc;
+	if ((rc = store_host_id(c, host, &hid, &last, err, errlen)) != STORE_OK)
+		goto out;
+	int64_t at = last;
+	uint32_t cgid = 0;
+	if (cgroup) {
+		/* the newest sample in which the cgroup was present: the host's
+		 * last one when it is in there, else the cgroup's own last_ts */
+		char hs[16];
+		PGresult *r;
+		snprintf(hs, sizeof(hs), "%d", hid);
+		const char *p[2] = { hs, cgroup };
+		rc = store_q(c, "SELECT id, last_ts_ms FROM cgroups WHERE host_id = $1 AND path = $2 "
+			     "ORDER BY version DESC LIMIT 1", 2, p, 0, &r, "look up the cgroup", err, errlen);
+		if (rc != STORE_OK)
+			goto out;
+		if (PQntuples(r) != 1) {
+			PQclear(r);
+			snprintf(err, errlen, "no such cgroup on %s: %s", host, cgroup);
+			rc = STORE_ENOTFOUND;
+			goto out;
+		}
+		cgid = (uint32_t)strtoul(PQgetvalue(r, 0, 0), NULL, 10);
+		int64_t cg_last = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
+		PQclear(r);
+		uint32_t *ids;
+		size_t n;
+		if ((rc = cgroups_at(c, hid, last, &ids, &n, err, errlen)) != STORE_OK)
+			goto out;
+		bool present = false;
+		for (size_t k = 0; k < n; k++)
+			present |= ids[k] == cgid;
+		free(ids);
+		if (!present)
+			at = cg_last;
+	}
+	h.host_id = hid;
+	if ((rc = store_load_state(c, hid, at, &h, err, errlen)) != STORE_OK)
+		goto out;
+	const struct sfield *f = h.m.f;
+	size_t nf = h.m.n;
+	if (cgroup) {
+		f = NULL;
+		nf = 0;
+		for (size_t k = 0; k < h.ncg; k++)
+			if (h.cg[k].id == cgid) {
+				f = h.cg[k].m.f;
+				nf = h.cg[k].m.n;
+			}
+	}
+	if ((rc = metrics_json(c, f, nf, cgroup != NULL, &arr, err, errlen)) != STORE_OK)
+		goto out;
+	*out = json_pack("{s:s, s:o, s:o}", "host", host, "cgroup", cgroup ? json_string(cgroup) : json_null(),
+			 "metrics", arr);
+	if (!*out) {
+		snprintf(err, errlen, "out of memory");
+		rc = STORE_EINTERNAL;
+	}
+out:
+	hstate_release(&h);
+	put_conn(st, c, rc);
+	return rc;
+}
+
+int store_drop_expired(struct store *st, int64_t now_ms, int *ndropped, char *err, size_t errlen)
+{
+	int rc;
+	PGresult *r = NULL;
+	PGconn *c = get_conn(st, &rc, err, errlen);
+
+	*ndropped = 0;
+	if (!c)
+		return rc;
+	/* keep partitions ready ahead of the data */
+	int64_t today = store_day(now_ms);
+	int64_t ahead[2] = { today, today + 1 };
+	if ((rc = store_ensure_partitions(st, c, ahead, 2, err, errlen)) != STORE_OK)
+		goto out;
+	rc = store_q(c, "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+		     "WHERE i.inhparent = 'samples'::regclass", 0, NULL, 0, &r, "list partitions", err, errlen);
+	if (rc != STORE_OK)
+		goto out;
+	int64_t cutoff = store_oldest_accepted_ms(st, now_ms);
+	for (int i = 0; i < PQntuples(r); i++) {
+		const char *name = PQgetvalue(r, i, 0);
+		int64_t day = partition_day(name);
+		if (day == INT64_MIN || (day + 1) * STORE_DAY_MS > cutoff)
+			continue;
+		char sql[128];
+		snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s", name);
+		if ((rc = store_q(c, sql, 0, NULL, 0, NULL, "drop an expired partition", err, errlen)) != STORE_OK)
+			break;
+		pthread_mutex_lock(&st->mu);
+		for (size_t k = 0; k < st->ndays; k++) {
+			if (st->days[k] == day) {
+				memmove(st->days + k, st->days + k + 1, (st->ndays - k - 1) * sizeof(*st->days));
+				st->ndays--;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&st->mu);
+		(*ndropped)++;
+	}
+	PQclear(r);
+out:
+	put_conn(st, c, rc);
+	return rc;
+}

@@ -1,0 +1,119 @@
+/* store_internal.h - what the store_*.c files share: the store struct, its
+ * caches, SQL helpers and the per-host encoding state. Not for other
+ * modules: they use store.h.
+ */
+#ifndef VMSCOPE_STORE_INTERNAL_H
+#define VMSCOPE_STORE_INTERNAL_H
+
+#include <pthread.h>
+
+#include "codec.h"
+#include "db_pool.h"
+#include "store.h"
+
+#define STORE_DAY_MS 86400000LL
+#define STORE_KF_EVERY 64		/* in-order rows per delta chain */
+#define STORE_POOL_WAIT_MS 5000	/* longest wait for a free connection */
+#define STORE_CG_TOUCH_MS 60000	/* cgroups.last_ts_ms refreshed at most this often */
+#define STORE_HOST_CACHE_MAX 50000
+#define STORE_CG_CACHE_MAX 500000
+
+/* The encoding state of a host: the values of its newest in-order row,
+ * which the next in-order row is encoded against. */
+struct cgstate {
+	uint32_t id;		/* cgroups.id */
+	struct sset m;		/* database metric ids, sorted */
+};
+
+struct hstate {
+	int32_t host_id;
+	int64_t last_ts;	/* ts of the row these values are from; INT64_MIN: none */
+	int chain;		/* rows in the chain so far, keyframe included */
+	int boot;		/* boot number of that row */
+	char *boot_id;		/* owned, NULL when absent */
+	struct sset m;		/* host-level values, database ids, sorted */
+	struct cgstate *cg;	/* owned, sorted by id */
+	size_t ncg, cgcap;
+};
+
+void hstate_init(struct hstate *h);
+void hstate_release(struct hstate *h);
+/* Makes h the state of "no row": the next in-order row is a keyframe. */
+void hstate_reset(struct hstate *h);
+
+/* Applies one stored row (d, c as in the samples table) on top of h,
+ * which must hold the row's base when the row is a delta. Returns 0 or -1
+ * on malformed data. */
+int hstate_apply_row(struct hstate *h, const uint8_t *d, size_t dlen, const uint8_t *c, size_t clen);
+
+/* Cache of hstates keyed by host id, stored packed (self-contained
+ * encoding). take removes the entry: a transaction works on its own copy
+ * and puts the new state back only after COMMIT. */
+struct hcache;
+struct hcache *hcache_new(void);
+void hcache_free(struct hcache *hc);
+/* Returns 1 and fills out (initialised by the call) when present, 0 when not. */
+int hcache_take(struct hcache *hc, int32_t host_id, struct hstate *out);
+/* Stores a packed copy of h (h is not consumed). */
+void hcache_put(struct hcache *hc, const struct hstate *h);
+void hcache_drop(struct hcache *hc, int32_t host_id);
+
+/* Cache of cgroup ids keyed by (host id, version, path). */
+struct cgcache;
+struct cgcache *cgcache_new(void);
+void cgcache_free(struct cgcache *cc);
+/* Returns the id (>0) or 0 when unknown; *touched receives the last
+ * last_ts_ms written for it. */
+uint32_t cgcache_get(struct cgcache *cc, int32_t host_id, int version, const char *path, int64_t *touched);
+void cgcache_set(struct cgcache *cc, int32_t host_id, int version, const char *path, uint32_t id, int64_t touched);
+
+struct store {
+	struct db_pool *pool;
+	int retention_days;
+	pthread_mutex_t mu;		/* guards the caches below */
+	int32_t *metric_db;		/* dict id -> metric_names.id, 0 unknown */
+	int64_t *days;			/* day numbers with a partition, sorted */
+	size_t ndays, capdays;
+	struct hcache *hosts;
+	struct cgcache *cgs;
+};
+
+/* Runs sql with text parameters; result rows in binary when binary. On
+ * success returns STORE_OK and *out (caller PQclears; may be NULL to
+ * discard). On failure returns STORE_EUNAVAIL (connection trouble) or
+ * STORE_EINTERNAL with "could not WHAT: message" in err. */
+int store_q(PGconn *c, const char *sql, int nparams, const char *const *params, int binary,
+	    PGresult **out, const char *what, char *err, size_t errlen);
+
+/* Result accessors for binary rows. */
+int64_t store_get_i64(const PGresult *r, int row, int col);
+int32_t store_get_i32(const PGresult *r, int row, int col);
+int16_t store_get_i16(const PGresult *r, int row, int col);
+bool store_get_bool(const PGresult *r, int row, int col);
+
+/* Makes sure a partition exists for every day number in days[0..n)
+ * (outside any transaction: DDL takes a strong lock on the parent). */
+int store_ensure_partitions(struct store *st, PGconn *c, const int64_t *days, size_t n,
+			    char *err, size_t errlen);
+
+static inline int64_t store_day(int64_t ts_ms)
+{
+	return ts_ms >= 0 ? ts_ms / STORE_DAY_MS : -((-ts_ms + STORE_DAY_MS - 1) / STORE_DAY_MS);
+}
+
+/* Loads the state of host_id's row at ts (decoding its chain). Returns
+ * STORE_OK with h filled (h reset when no usable chain ends at ts: the
+ * caller then writes a keyframe), or a STORE_E* code. */
+int store_load_state(PGconn *c, int32_t host_id, int64_t ts, struct hstate *h, char *err, size_t errlen);
+
+/* Database metric id of a name, resolved through the cache; 0 when the
+ * name was never stored. Returns STORE_OK or a STORE_E* code. */
+int store_metric_id(struct store *st, PGconn *c, const char *name, int32_t *id, char *err, size_t errlen);
+
+/* Host id by name: STORE_OK, STORE_ENOTFOUND or an error. */
+int store_host_id(PGconn *c, const char *host, int32_t *id, int64_t *last_ts, char *err, size_t errlen);
+
+/* RFC 3339 UTC with milliseconds. */
+void store_rfc3339(int64_t ts_ms, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,1000 @@
+/* store_put.c - ingest: store_put_samples, one transaction per batch.
+ *
+ * Order of work inside the transaction (docs/design.md):
+ *   1. lock the batch's host rows in name order (creating new hosts): this
+ *      serialises the ingest of one host across threads and servers, so
+ *      its encoding state and duplicate check cannot race
+ *   2. drop duplicates (inside the batch, and against stored rows when a
+ *      sample is not newer than the host's newest)
+ *   3. resolve metric, cgroup and boot ids (INSERT ... ON CONFLICT, sorted)
+ *   4. encode each fresh sample against the host's previous in-order row
+ *      and insert all rows with one statement
+ *   5. update the host rows, refresh cgroup last-seen times, run the hook
+ *   6. COMMIT; only then publish ids and encoding states to the caches
+ */
+#include "store_internal.h"
+
+#include "dict.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct item {
+	const struct sample *s;
+	size_t idx;		/* position in the caller's array */
+	int host;		/* index into the request's hosts */
+	bool dup;
+	int boot;
+};
+
+struct hreq {
+	const char *name;
+	int32_t id;
+	int64_t max_ts;		/* newest stored ts; INT64_MIN: none */
+	char *boot_id;		/* hosts.boot_id, owned */
+	size_t first, end;	/* items[first..end) are this host's */
+	struct hstate st;
+	size_t nfresh;
+	const struct sample *newest, *oldest;
+};
+
+/* dict id -> database id pairs resolved inside this transaction */
+struct idpair {
+	uint32_t key, id;
+};
+
+struct cgpend {
+	int32_t host_id;
+	int version;
+	const char *path;	/* borrowed from a sample */
+	uint32_t id;
+	int64_t touch;		/* newest ts it appeared in, to write; INT64_MIN: none */
+};
+
+struct put {
+	struct store *st;
+	PGconn *c;
+	char *err;
+	size_t errlen;
+	struct item *items;
+	size_t n;
+	struct hreq *hosts;
+	size_t nh;
+	struct idpair *mids;	/* newly resolved metric ids, sorted by key */
+	size_t nmids;
+	struct cgpend *cgs;	/* cgroups of fresh samples */
+	size_t ncgs, capcgs;
+};
+
+static int oom(struct put *p)
+{
+	snprintf(p->err, p->errlen, "out of memory");
+	return STORE_EINTERNAL;
+}
+
+/* ---- text array literals for unnest($n::type[]) ---- */
+
+/* A comma unless the element is the first after "{". */
+static int arr_sep(struct cbuf *b)
+{
+	if (b->len && b->p[b->len - 1] == '{')
+		return 0;
+	return cbuf_put(b, ",", 1);
+}
+
+static int arr_num(struct cbuf *b, long long v)
+{
+	char num[24];
+	int n = snprintf(num, sizeof(num), "%lld", v);
+	return arr_sep(b) | cbuf_put(b, num, (size_t)n);
+}
+
+static int arr_text(struct cbuf *b, const char *s)
+{
+	if (arr_sep(b) < 0 || cbuf_put(b, "\"", 1) < 0)
+		return -1;
+	for (; *s; s++) {
+		if ((*s == '"' || *s == '\\') && cbuf_put(b, "\\", 1) < 0)
+			return -1;
+		if (cbuf_put(b, s, 1) < 0)
+			return -1;
+	}
+	return cbuf_put(b, "\"", 1);
+}
+
+static int arr_bytea(struct cbuf *b, const uint8_t *p, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	if (!p)
+		return arr_sep(b) | cbuf_put(b, "NULL", 4);
+	if (arr_sep(b) < 0 || cbuf_put(b, "\"\\\\x", 4) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		char h[2] = { hex[p[i] >> 4], hex[p[i] & 15] };
+		if (cbuf_put(b, h, 2) < 0)
+			return -1;
+	}
+	return cbuf_put(b, "\"", 1);
+}
+
+static int arr_end(struct cbuf *b)
+{
+	return cbuf_put(b, "}", 2);	/* with the terminating NUL */
+}
+
+/* ---- 1. hosts ---- */
+
+static int cmp_item(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+	int c = strcmp(x->s->host, y->s->host);
+	if (c)
+		return c;
+	if (x->s->ts_ms != y->s->ts_ms)
+		return x->s->ts_ms < y->s->ts_ms ? -1 : 1;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static struct hreq *find_host(struct put *p, const char *name)
+{
+	size_t lo = 0, hi = p->nh;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(p->hosts[mid].name, name);
+		if (c == 0)
+			return &p->hosts[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Locks the rows of names (a text[] literal) and records id, newest ts and
+ * boot_id. Returns how many rows were locked, or a negative STORE_E*. */
+static int lock_hosts(struct put *p, const char *names, int *rc)
+{
+	PGresult *r;
+	const char *prm[1] = { names };
+
+	*rc = store_q(p->c, "SELECT id, name, last_ts_ms, boot_id FROM hosts WHERE name = ANY($1::text[]) "
+		      "ORDER BY name COLLATE \"C\" FOR UPDATE", 1, prm, 0, &r, "lock hosts", p->err, p->errlen);
+	if (*rc != STORE_OK)
+		return -1;
+	int n = PQntuples(r);
+	for (int i = 0; i < n; i++) {
+		struct hreq *h = find_host(p, PQgetvalue(r, i, 1));
+		if (!h)
+			continue;
+		h->id = (int32_t)strtol(PQgetvalue(r, i, 0), NULL, 10);
+		h->max_ts = PQgetisnull(r, i, 2) ? INT64_MIN : strtoll(PQgetvalue(r, i, 2), NULL, 10);
+		if (!PQgetisnull(r, i, 3) && !(h->boot_id = strdup(PQgetvalue(r, i, 3)))) {
+			PQclear(r);
+			*rc = oom(p);
+			return -1;
+		}
+	}
+	PQclear(r);
+	return n;
+}
+
+static int resolve_hosts(struct put *p)
+{
+	struct cbuf all, missing;
+	int rc = STORE_OK;
+
+	cbuf_init(&all);
+	cbuf_init(&missing);
+	if (cbuf_put(&all, "{", 1) < 0 || cbuf_put(&missing, "{", 1) < 0)
+		goto nomem;
+	for (size_t i = 0; i < p->nh; i++)
+		if (arr_text(&all, p->hosts[i].name) < 0)
+			goto nomem;
+	if (arr_end(&all) < 0)
+		goto nomem;
+	if (lock_hosts(p, (const char *)all.p, &rc) < 0)
+		goto out;
+	size_t nmiss = 0;
+	for (size_t i = 0; i < p->nh; i++) {
+		if (p->hosts[i].id)
+			continue;
+		if (arr_text(&missing, p->hosts[i].name) < 0)
+			goto nomem;
+		nmiss++;
+	}
+	if (nmiss) {
+		if (arr_end(&missing) < 0)
+			goto nomem;
+		const char *prm[1] = { (const char *)missing.p };
+		rc = store_q(p->c, "INSERT INTO hosts (name) SELECT unnest($1::text[]) ON CONFLICT (name) DO NOTHING",
+			     1, prm, 0, NULL, "add hosts", p->err, p->errlen);
+		if (rc != STORE_OK || lock_hosts(p, (const char *)missing.p, &rc) < 0)
+			goto out;
+		for (size_t i = 0; i < p->nh; i++) {
+			if (!p->hosts[i].id) {
+				snprintf(p->err, p->errlen, "could not add host %s", p->hosts[i].name);
+				rc = STORE_EINTERNAL;
+				goto out;
+			}
+		}
+	}
+	goto out;
+nomem:
+	rc = oom(p);
+out:
+	cbuf_release(&all);
+	cbuf_release(&missing);
+	return rc;
+}
+
+/* ---- 2. duplicates already stored ---- */
+
+static int check_stored(struct put *p)
+{
+	struct cbuf hids, tss;
+	size_t nlate = 0;
+	int rc = STORE_OK;
+	PGresult *r = NULL;
+
+	cbuf_init(&hids);
+	cbuf_init(&tss);
+	if (cbuf_put(&hids, "{", 1) < 0 || cbuf_put(&tss, "{", 1) < 0)
+		goto nomem;
+	for (size_t i = 0; i < p->n; i++) {
+		struct item *it = &p->items[i];
+		struct hreq *h = &p->hosts[it->host];
+		if (it->dup || h->max_ts == INT64_MIN || it->s->ts_ms > h->max_ts)
+			continue;
+		if (arr_num(&hids, h->id) < 0 || arr_num(&tss, it->s->ts_ms) < 0)
+			goto nomem;
+		nlate++;
+	}
+	if (!nlate)
+		goto out;
+	if (arr_end(&hids) < 0 || arr_end(&tss) < 0)
+		goto nomem;
+	const char *prm[2] = { (const char *)hids.p, (const char *)tss.p };
+	rc = store_q(p->c, "SELECT host_id, ts_ms FROM samples WHERE host_id = ANY($1::int[]) "
+		     "AND ts_ms = ANY($2::bigint[])", 2, prm, 1, &r, "look for stored duplicates", p->err, p->errlen);
+	if (rc != STORE_OK)
+		goto out;
+	for (int k = 0; k < PQntuples(r); k++) {
+		int32_t hid = store_get_i32(r, k, 0);
+		int64_t ts = store_get_i64(r, k, 1);
+		for (size_t i = 0; i < p->n; i++) {
+			struct item *it = &p->items[i];
+			if (p->hosts[it->host].id == hid && it->s->ts_ms == ts)
+				it->dup = true;
+		}
+	}
+	PQclear(r);
+	goto out;
+nomem:
+	rc = oom(p);
+out:
+	cbuf_release(&hids);
+	cbuf_release(&tss);
+	return rc;
+}
+
+/* ---- 3. ids ---- */
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static uint32_t pending_mid(const struct put *p, uint32_t key)
+{
+	size_t lo = 0, hi = p->nmids;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->mids[mid].key == key)
+			return p->mids[mid].id;
+		if (p->mids[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* Collects dict ids of m that have no database id yet. */
+static int collect_missing(struct put *p, const struct sset *m, uint32_t **miss, size_t *n, size_t *cap)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		if (p->st->metric_db[m->f[i].id])
+			continue;
+		if (*n == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 64;
+			uint32_t *t = realloc(*miss, ncap * sizeof(*t));
+			if (!t)
+				return -1;
+			*miss = t;
+			*cap = ncap;
+		}
+		(*miss)[(*n)++] = m->f[i].id;
+	}
+	return 0;
+}
+
+static int resolve_metrics(struct put *p)
+{
+	uint32_t *miss = NULL;
+	size_t n = 0, cap = 0;
+	int rc = STORE_OK;
+	struct cbuf names;
+	PGresult *r = NULL;
+
+	cbuf_init(&names);
+	pthread_mutex_lock(&p->st->mu);
+	for (size_t i = 0; i < p->n && rc == STORE_OK; i++) {
+		const struct sample *s = p->items[i].s;
+		if (p->items[i].dup)
+			continue;
+		if (collect_missing(p, &s->m, &miss, &n, &cap) < 0)
+			rc = STORE_EINTERNAL;
+		for (size_t k = 0; k < s->ncg && rc == STORE_OK; k++)
+			if (collect_missing(p, &s->cg[k].m, &miss, &n, &cap) < 0)
+				rc = STORE_EINTERNAL;
+	}
+	pthread_mutex_unlock(&p->st->mu);
+	if (rc != STORE_OK)
+		goto nomem;
+	if (!n)
+		goto out;
+	qsort(miss, n, sizeof(*miss), cmp_u32);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (u == 0 || miss[u - 1] != miss[i])
+			miss[u++] = miss[i];
+	n = u;
+	/* names sorted too, so concurrent inserts take their locks in one order */
+	char **sorted = malloc(n * sizeof(*sorted));
+	if (!sorted)
+		goto nomem;
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = (char *)dict_name(miss[i]);
+	qsort(sorted, n, sizeof(*sorted), cmp_str);
+	int bad = cbuf_put(&names, "{", 1);
+	for (size_t i = 0; i < n && !bad; i++)
+		bad = !sorted[i] || arr_text(&names, sorted[i]) < 0;
+	free(sorted);
+	if (bad || arr_end(&names) < 0)
+		goto nomem;
+	const char *prm[1] = { (const char *)names.p };
+	rc = store_q(p->c, "SELECT id, name FROM metric_names WHERE name = ANY($1::text[])", 1, prm, 0, &r,
+		     "look up metric names", p->err, p->errlen);
+	if (rc != STORE_OK)
+		goto out;
+	if ((size_t)PQntuples(r) < n) {
+		PQclear(r);
+		rc = store_q(p->c, "INSERT INTO metric_names (name) SELECT x FROM unnest($1::text[]) AS x "
+			     "WHERE NOT EXISTS (SELECT 1 FROM metric_names m WHERE m.name = x) "
+			     "ORDER BY x COLLATE \"C\" ON CONFLICT (name) DO NOTHING", 1, prm, 0, NULL,
+			     "add metric names", p->err, p->errlen);
+		if (rc == STORE_OK)
+			rc = store_q(p->c, "SELECT id, name FROM metric_names WHERE name = ANY($1::text[])", 1,
+				     prm, 0, &r, "look up metric names", p->err, p->errlen);
+		if (rc != STORE_OK)
+			goto out;
+	}
+	if (!(p->mids = calloc((size_t)PQntuples(r) + 1, sizeof(*p->mids)))) {
+		PQclear(r);
+		goto nomem;
+	}
+	for (int i = 0; i < PQntuples(r); i++) {
+		uint32_t key = dict_lookup(PQgetvalue(r, i, 1));
+		if (!key)
+			continue;
+		p->mids[p->nmids].key = key;
+		p->mids[p->nmids].id = (uint32_t)strtoul(PQgetvalue(r, i, 0), NULL, 10);
+		p->nmids++;
+	}
+	PQclear(r);
+	qsort(p->mids, p->nmids, sizeof(*p->mids), cmp_u32);	/* key is the first member */
+	if (p->nmids < n) {
+		snprintf(p->err, p->errlen, "could not add metric names");
+		rc = STORE_EINTERNAL;
+	}
+	goto out;
+nomem:
+	rc = oom(p);
+out:
+	free(miss);
+	cbuf_release(&names);
+	return rc;
+}
+
+static int cmp_cgpend(const void *a, const void *b)
+{
+	const struct cgpend *x = a, *y = b;
+	if (x->host_id != y->host_id)
+		return x->host_id < y->host_id ? -1 : 1;
+	if (x->version != y->version)
+		return x->version < y->version ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static struct cgpend *find_cg(struct put *p, int32_t host_id, int version, const char *path)
+{
+	struct cgpend key = { .host_id = host_id, .version = version, .path = path };
+	return bsearch(&key, p->cgs, p->ncgs, sizeof(*p->cgs), cmp_cgpend);
+}
+
+/* Lists the distinct cgroups of fresh samples with their newest ts, then
+ * resolves the ids that the cache does not know. */
+static int resolve_cgroups(struct put *p)
+{
+	struct cbuf hid, ver, path, ts;
+	size_t nmiss = 0;
+	int rc = STORE_OK;
+	PGresult *r = NULL;
+
+	cbuf_init(&hid);
+	cbuf_init(&ver);
+	cbuf_init(&path);
+	cbuf_init(&ts);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct item *it = &p->items[i];
+		if (it->dup)
+			continue;
+		for (size_t k = 0; k < it->s->ncg; k++) {
+			if (p->ncgs == p->capcgs) {
+				size_t ncap = p->capcgs ? p->capcgs * 2 : 64;
+				struct cgpend *t = realloc(p->cgs, ncap * sizeof(*t));
+				if (!t)
+					goto nomem;
+				p->cgs = t;
+				p->capcgs = ncap;
+			}
+			p->cgs[p->ncgs++] = (struct cgpend){ p->hosts[it->host].id, it->s->cg[k].version,
+							      it->s->cg[k].path, 0, it->s->ts_ms };
+		}
+	}
+	if (!p->ncgs)
+		goto out;
+	qsort(p->cgs, p->ncgs, sizeof(*p->cgs), cmp_cgpend);
+	size_t u = 0;
+	for (size_t i = 0; i < p->ncgs; i++) {
+		if (u && cmp_cgpend(&p->cgs[u - 1], &p->cgs[i]) == 0) {
+			if (p->cgs[i].touch > p->cgs[u - 1].touch)
+				p->cgs[u - 1].touch = p->cgs[i].touch;
+			continue;
+		}
+		p->cgs[u++] = p->cgs[i];
+	}
+	p->ncgs = u;
+	if (cbuf_put(&hid, "{", 1) < 0 || cbuf_put(&ver, "{", 1) < 0 || cbuf_put(&path, "{", 1) < 0 ||
+	    cbuf_put(&ts, "{", 1) < 0)
+		goto nomem;
+	for (size_t i = 0; i < p->ncgs; i++) {
+		struct cgpend *g = &p->cgs[i];
+		int64_t touched;
+		g->id = cgcache_get(p->st->cgs, g->host_id, g->version, g->path, &touched);
+		if (g->id && touched >= g->touch - STORE_CG_TOUCH_MS)
+			g->touch = INT64_MIN;	/* fresh enough */
+		if (g->id)
+			continue;
+		if (arr_num(&hid, g->host_id) < 0 || arr_num(&ver, g->version) < 0 ||
+		    arr_text(&path, g->path) < 0 || arr_num(&ts, g->touch) < 0)
+			goto nomem;
+		nmiss++;
+	}
+	if (!nmiss)
+		goto out;
+	if (arr_end(&hid) < 0 || arr_end(&ver) < 0 || arr_end(&path) < 0 || arr_end(&ts) < 0)
+		goto nomem;
+	const char *prm[4] = { (const char *)hid.p, (const char *)ver.p, (const char *)path.p, (const char *)ts.p };
+	/* only rows that do not exist yet, so identity values are not burnt */
+	rc = store_q(p->c, "INSERT INTO cgroups (host_id, version, path, first_ts_ms, last_ts_ms) "
+		     "SELECT u.h, u.v, u.p, u.t, u.t FROM unnest($1::int[], $2::smallint[], $3::text[], $4::bigint[]) "
+		     "AS u(h, v, p, t) WHERE NOT EXISTS (SELECT 1 FROM cgroups g WHERE g.host_id = u.h AND "
+		     "g.version = u.v AND g.path = u.p) ORDER BY 1, 2, 3 ON CONFLICT DO NOTHING",
+		     4, prm, 0, NULL, "add cgroups", p->err, p->errlen);
+	if (rc != STORE_OK)
+		goto out;
+	rc = store_q(p->c, "SELECT g.id, g.host_id, g.version, g.path, g.last_ts_ms FROM cgroups g "
+		     "JOIN unnest($1::int[], $2::smallint[], $3::text[]) AS u(h, v, p) "
+		     "ON g.host_id = u.h AND g.version = u.v AND g.path = u.p",
+		     3, prm, 0, &r, "look up cgroups", p->err, p->errlen);
+	if (rc != STORE_OK)
+		goto out;
+	for (int i = 0; i < PQntuples(r); i++) {
+		struct cgpend *g = find_cg(p, (int32_t)strtol(PQgetvalue(r, i, 1), NULL, 10),
+					   atoi(PQgetvalue(r, i, 2)), PQgetvalue(r, i, 3));
+		if (!g)
+			continue;
+		g->id = (uint32_t)strtoul(PQgetvalue(r, i, 0), NULL, 10);
+		if (strtoll(PQgetvalue(r, i, 4), NULL, 10) >= g->touch - STORE_CG_TOUCH_MS)
+			g->touch = INT64_MIN;
+	}
+	PQclear(r);
+	for (size_t i = 0; i < p->ncgs; i++) {
+		if (!p->cgs[i].id) {
+			snprintf(p->err, p->errlen, "could not add cgroup %s", p->cgs[i].path);
+			rc = STORE_EINTERNAL;
+			goto out;
+		}
+	}
+	goto out;
+nomem:
+	rc = oom(p);
+out:
+	cbuf_release(&hid);
+	cbuf_release(&ver);
+	cbuf_release(&path);
+	cbuf_release(&ts);
+	return rc;
+}
+
+/* Boot number of boot_id for host h, creating it when new. */
+static int resolve_boot(struct put *p, struct hreq *h, const char *boot_id, int64_t ts, int *boot)
+{
+	char hid[16], t[24];
+	const char *prm[3] = { hid, boot_id, t };
+	PGresult *r;
+
+	if (!boot_id) {
+		*boot = 0;
+		return STORE_OK;
+	}
+	if (h->st.boot_id && strcmp(h->st.boot_id, boot_id) == 0) {
+		*boot = h->st.boot;
+		return STORE_OK;
+	}
+	snprintf(hid, sizeof(hid), "%d", h->id);
+	snprintf(t, sizeof(t), "%lld", (long long)ts);
+	int rc = store_q(p->c, "SELECT seq FROM boots WHERE host_id = $1 AND boot_id = $2", 2, prm, 0, &r,
+			 "look up the boot", p->err, p->errlen);
+	if (rc != STORE_OK)
+		return rc;
+	if (PQntuples(r) == 0) {
+		/* numbered 1..32767 then around again: rates only need "differs
+		 * from the previous sample's" */
+		PQclear(r);
+		rc = store_q(p->c, "INSERT INTO boots (host_id, boot_id, seq, first_ts_ms) "
+			     "SELECT $1::int, $2::text, coalesce((SELECT seq FROM boots WHERE host_id = $1::int "
+			     "ORDER BY first_ts_ms DESC LIMIT 1), 0) % 32767 + 1, $3::bigint RETURNING seq",
+			     3, prm, 0, &r, "add a boot", p->err, p->errlen);
+		if (rc != STORE_OK)
+			return rc;
+	}
+	*boot = atoi(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return STORE_OK;
+}
+
+/* ---- 4. encoding ---- */
+
+static int cmp_field(const void *a, const void *b)
+{
+	uint32_t x = ((const struct sfield *)a)->id, y = ((const struct sfield *)b)->id;
+	return (x > y) - (x < y);
+}
+
+/* Translates m's dict ids to database ids into out (sorted). */
+static int translate(struct put *p, const struct sset *m, struct sset *out)
+{
+	out->n = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		uint32_t id = p->st->metric_db[m->f[i].id];	/* read under st->mu by the caller */
+		if (!id)
+			id = pending_mid(p, m->f[i].id);
+		if (!id || sset_add(out, id, m->f[i].v) < 0)
+			return -1;
+	}
+	qsort(out->f, out->n, sizeof(*out->f), cmp_field);
+	return 0;
+}
+
+static int cmp_cgstate(const void *a, const void *b)
+{
+	uint32_t x = ((const struct cgstate *)a)->id, y = ((const struct cgstate *)b)->id;
+	return (x > y) - (x < y);
+}
+
+/* The sample s as a state (database ids), into cur (reusing its memory). */
+static int sample_state(struct put *p, const struct hreq *h, const struct sample *s, struct hstate *cur)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&p->st->mu);
+	if (translate(p, &s->m, &cur->m) < 0)
+		rc = -1;
+	if (rc == 0 && s->ncg > cur->cgcap) {
+		struct cgstate *t = realloc(cur->cg, s->ncg * sizeof(*t));
+		if (t) {
+			memset(t + cur->cgcap, 0, (s->ncg - cur->cgcap) * sizeof(*t));
+			cur->cg = t;
+			cur->cgcap = s->ncg;
+		} else {
+			rc = -1;
+		}
+	}
+	cur->ncg = 0;
+	for (size_t k = 0; rc == 0 && k < s->ncg; k++) {
+		struct cgpend *g = find_cg(p, h->id, s->cg[k].version, s->cg[k].path);
+		if (!g || translate(p, &s->cg[k].m, &cur->cg[k].m) < 0) {
+			rc = -1;
+			break;
+		}
+		cur->cg[k].id = g->id;
+		cur->ncg++;
+	}
+	pthread_mutex_unlock(&p->st->mu);
+	if (rc == 0)
+		qsort(cur->cg, cur->ncg, sizeof(*cur->cg), cmp_cgstate);
+	return rc;
+}
+
+/* Encodes cur against base (NULL: self-contained) with the row header. */
+static int encode_row(const struct hstate *cur, const struct hstate *base, uint64_t off,
+		      struct cbuf *d, struct cbuf *c)
+{
+	struct codec_cgref stack[64], *cr = stack, *br = stack + 32;
+	struct codec_cgref *heap = NULL;
+	size_t nb = base ? base->ncg : 0;
+	int rc = -1;
+
+	d->len = 0;
+	c->len = 0;
+	if (cur->ncg > 32 || nb > 32) {
+		if (!(heap = calloc(cur->ncg + nb + 1, sizeof(*heap))))
+			return -1;
+		cr = heap;
+		br = heap + cur->ncg;
+	}
+	for (size_t i = 0; i < cur->ncg; i++)
+		cr[i] = (struct codec_cgref){ cur->cg[i].id, cur->cg[i].m.f, cur->cg[i].m.n };
+	for (size_t i = 0; i < nb; i++)
+		br[i] = (struct codec_cgref){ base->cg[i].id, base->cg[i].m.f, base->cg[i].m.n };
+	if (cbuf_put_uvarint(d, off) == 0 &&
+	    codec_encode(d, cur->m.f, cur->m.n, base ? base->m.f : NULL, base ? base->m.n : 0) == 0 &&
+	    codec_cg_encode(c, cr, cur->ncg, br, nb) == 0)
+		rc = 0;
+	free(heap);
+	return rc;
+}
+
+/* Makes dst a copy of src's values (keeping host id, reusing memory). */
+static int state_copy(struct hstate *dst, const struct hstate *src)
+{
+	dst->m.n = 0;
+	for (size_t i = 0; i < src->m.n; i++)
+		if (sset_add(&dst->m, src->m.f[i].id, src->m.f[i].v) < 0)
+			return -1;
+	if (src->ncg > dst->cgcap) {
+		struct cgstate *t = realloc(dst->cg, src->ncg * sizeof(*t));
+		if (!t)
+			return -1;
+		memset(t + dst->cgcap, 0, (src->ncg - dst->cgcap) * sizeof(*t));
+		dst->cg = t;
+		dst->cgcap = src->ncg;
+	}
+	dst->ncg = 0;
+	for (size_t k = 0; k < src->ncg; k++) {
+		dst->cg[k].id = src->cg[k].id;
+		dst->cg[k].m.n = 0;
+		for (size_t i = 0; i < src->cg[k].m.n; i++)
+			if (sset_add(&dst->cg[k].m, src->cg[k].m.f[i].id, src->cg[k].m.f[i].v) < 0)
+				return -1;
+		dst->ncg++;
+	}
+	return 0;
+}
+
+/* Encodes every fresh sample and inserts the rows with one statement. */
+static int insert_rows(struct put *p)
+{
+	struct cbuf a_h, a_b, a_k, a_t, a_d, a_c, d, c;
+	struct hstate cur;
+	int rc = STORE_OK;
+	size_t nrows = 0;
+
+	hstate_init(&cur);
+	struct cbuf *bufs[8] = { &a_h, &a_b, &a_k, &a_t, &a_d, &a_c, &d, &c };
+	for (int i = 0; i < 8; i++)
+		cbuf_init(bufs[i]);
+	for (int i = 0; i < 6; i++)
+		if (cbuf_put(bufs[i], "{", 1) < 0)
+			goto nomem;
+	for (size_t hi = 0; hi < p->nh; hi++) {
+		struct hreq *h = &p->hosts[hi];
+		for (size_t i = h->first; i < h->end; i++) {
+			struct item *it = &p->items[i];
+			const struct sample *s = it->s;
+			if (it->dup)
+				continue;
+			if ((rc = resolve_boot(p, h, s->boot_id, s->ts_ms, &it->boot)) != STORE_OK)
+				goto out;
+			if (sample_state(p, h, s, &cur) < 0)
+				goto nomem;
+			bool inorder = h->max_ts == INT64_MIN || s->ts_ms > h->max_ts;
+			bool kf = false;
+			const struct hstate *base = NULL;
+			uint64_t off = 0;
+			if (inorder) {
+				kf = h->st.last_ts == INT64_MIN || h->st.last_ts != h->max_ts ||
+				     h->st.chain >= STORE_KF_EVERY || store_day(h->st.last_ts) != store_day(s->ts_ms);
+				if (!kf) {
+					base = &h->st;
+					off = (uint64_t)(s->ts_ms - h->st.last_ts);
+				}
+			}
+			if (encode_row(&cur, base, off, &d, &c) < 0)
+				goto nomem;
+			if (arr_num(&a_h, h->id) < 0 || arr_num(&a_b, it->boot) < 0 ||
+			    arr_sep(&a_k) < 0 || cbuf_put(&a_k, kf ? "t" : "f", 1) < 0 ||
+			    arr_num(&a_t, s->ts_ms) < 0 || arr_bytea(&a_d, d.p, d.len) < 0 ||
+			    arr_bytea(&a_c, s->ncg ? c.p : NULL, c.len) < 0)
+				goto nomem;
+			nrows++;
+			h->nfresh++;
+			if (!h->oldest || s->ts_ms < h->oldest->ts_ms)
+				h->oldest = s;
+			if (!h->newest || s->ts_ms > h->newest->ts_ms)
+				h->newest = s;
+			if (!inorder)
+				continue;
+			if (state_copy(&h->st, &cur) < 0)
+				goto nomem;
+			h->st.chain = kf ? 1 : h->st.chain + 1;
+			h->st.last_ts = s->ts_ms;
+			h->st.boot = it->boot;
+			free(h->st.boot_id);
+			h->st.boot_id = s->boot_id ? strdup(s->boot_id) : NULL;
+			if (s->boot_id && !h->st.boot_id)
+				goto nomem;
+			h->max_ts = s->ts_ms;
+		}
+	}
+	if (!nrows)
+		goto out;
+	for (int i = 0; i < 6; i++)
+		if (arr_end(bufs[i]) < 0)
+			goto nomem;
+	const char *prm[6] = { (const char *)a_h.p, (const char *)a_b.p, (const char *)a_k.p,
+			       (const char *)a_t.p, (const char *)a_d.p, (const char *)a_c.p };
+	rc = store_q(p->c, "INSERT INTO samples (host_id, boot, kf, ts_ms, d, c) SELECT * FROM "
+		     "unnest($1::int[], $2::smallint[], $3::bool[], $4::bigint[], $5::bytea[], $6::bytea[])",
+		     6, prm, 0, NULL, "store samples", p->err, p->errlen);
+	goto out;
+nomem:
+	rc = oom(p);
+out:
+	hstate_release(&cur);
+	for (int i = 0; i < 8; i++)
+		cbuf_release(bufs[i]);
+	return rc;
+}
+
+/* ---- 5. host rows and cgroup last-seen ---- */
+
+static int update_hosts(struct put *p)
+{
+	for (size_t hi = 0; hi < p->nh; hi++) {
+		struct hreq *h = &p->hosts[hi];
+		if (!h->nfresh)
+			continue;
+		const struct sample *s = h->newest;
+		char id[16], first[24], last[24], n[24], ncg[16];
+		char *labels = s->labels ? json_dumps(s->labels, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+		/* newer: the newest fresh sample is the host's newest overall,
+		 * so its descriptive fields win */
+		bool newer = s->ts_ms == h->max_ts;
+		snprintf(id, sizeof(id), "%d", h->id);
+		snprintf(first, sizeof(first), "%lld", (long long)h->oldest->ts_ms);
+		snprintf(last, sizeof(last), "%lld", (long long)s->ts_ms);
+		snprintf(n, sizeof(n), "%zu", h->nfresh);
+		snprintf(ncg, sizeof(ncg), "%zu", s->ncg);
+		const char *prm[10] = { id, first, last, n, newer ? "t" : "f", s->boot_id, s->kernel,
+					s->agent_version, labels ? labels : "{}", ncg };
+		int rc = store_q(p->c,
+				 "UPDATE hosts SET first_ts_ms = LEAST(coalesce(first_ts_ms, $2::bigint), $2::bigint), "
+				 "last_ts_ms = GREATEST(coalesce(last_ts_ms, $3::bigint), $3::bigint), "
+				 "samples = samples + $4::bigint, "
+				 "boot_id = CASE WHEN $5::bool THEN $6::text ELSE boot_id END, "
+				 "kernel = CASE WHEN $5::bool THEN $7::text ELSE kernel END, "
+				 "agent_version = CASE WHEN $5::bool THEN $8::text ELSE agent_version END, "
+				 "labels = CASE WHEN $5::bool THEN $9::jsonb ELSE labels END, "
+				 "ncgroups = CASE WHEN $5::bool THEN $10::int ELSE ncgroups END WHERE id = $1::int",
+				 10, prm, 0, NULL, "update the host", p->err, p->errlen);
+		free(labels);
+		if (rc != STORE_OK)
+			return rc;
+	}
+	return STORE_OK;
+}
+
+static int touch_cgroups(struct put *p)
+{
+	struct cbuf ids, ts;
+	size_t n = 0;
+	int rc = STORE_OK;
+
+	cbuf_init(&ids);
+	cbuf_init(&ts);
+	if (cbuf_put(&ids, "{", 1) < 0 || cbuf_put(&ts, "{", 1) < 0)
+		goto nomem;
+	for (size_t i = 0; i < p->ncgs; i++) {
+		if (p->cgs[i].touch == INT64_MIN)
+			continue;
+		if (arr_num(&ids, p->cgs[i].id) < 0 || arr_num(&ts, p->cgs[i].touch) < 0)
+			goto nomem;
+		n++;
+	}
+	if (!n)
+		goto out;
+	if (arr_end(&ids) < 0 || arr_end(&ts) < 0)
+		goto nomem;
+	const char *prm[2] = { (const char *)ids.p, (const char *)ts.p };
+	rc = store_q(p->c, "UPDATE cgroups g SET last_ts_ms = u.t FROM unnest($1::int[], $2::bigint[]) AS u(id, t) "
+		     "WHERE g.id = u.id AND g.last_ts_ms < u.t", 2, prm, 0, NULL, "update cgroups",
+		     p->err, p->errlen);
+	goto out;
+nomem:
+	rc = oom(p);
+out:
+	cbuf_release(&ids);
+	cbuf_release(&ts);
+	return rc;
+}
+
+/* ---- 6. publishing after COMMIT ---- */
+
+static void publish(struct put *p)
+{
+	pthread_mutex_lock(&p->st->mu);
+	for (size_t i = 0; i < p->nmids; i++)
+		p->st->metric_db[p->mids[i].key] = (int32_t)p->mids[i].id;
+	pthread_mutex_unlock(&p->st->mu);
+	for (size_t i = 0; i < p->ncgs; i++) {
+		const struct cgpend *g = &p->cgs[i];
+		cgcache_set(p->st->cgs, g->host_id, g->version, g->path, g->id,
+			    g->touch == INT64_MIN ? INT64_MIN : g->touch);
+	}
+	for (size_t hi = 0; hi < p->nh; hi++) {
+		struct hreq *h = &p->hosts[hi];
+		if (h->st.last_ts != INT64_MIN && h->st.last_ts == h->max_ts)
+			hcache_put(p->st->hosts, &h->st);
+	}
+}
+
+/* Loads each host's encoding state: from the cache when it matches the
+ * newest stored row, else decoded from the database. */
+static int load_states(struct put *p)
+{
+	for (size_t hi = 0; hi < p->nh; hi++) {
+		struct hreq *h = &p->hosts[hi];
+		bool any_new = false;
+		for (size_t i = h->first; i < h->end; i++)
+			any_new |= !p->items[i].dup && (h->max_ts == INT64_MIN || p->items[i].s->ts_ms > h->max_ts);
+		hcache_take(p->st->hosts, h->id, &h->st);
+		if (!any_new || h->max_ts == INT64_MIN || h->st.last_ts == h->max_ts)
+			continue;
+		int rc = store_load_state(p->c, h->id, h->max_ts, &h->st, p->err, p->errlen);
+		if (rc != STORE_OK)
+			return rc;
+		if (h->st.last_ts != INT64_MIN && h->boot_id && !(h->st.boot_id = strdup(h->boot_id)))
+			return oom(p);
+	}
+	return STORE_OK;
+}
+
+static int group_hosts(struct put *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		if (i == 0 || strcmp(p->items[i].s->host, p->items[i - 1].s->host) != 0) {
+			struct hreq *h = &p->hosts[p->nh++];
+			memset(h, 0, sizeof(*h));
+			h->name = p->items[i].s->host;
+			h->first = i;
+			h->max_ts = INT64_MIN;
+			hstate_init(&h->st);
+		} else if (p->items[i].s->ts_ms == p->items[i - 1].s->ts_ms) {
+			p->items[i].dup = true;	/* the first copy in the batch stands */
+		}
+		p->items[i].host = (int)(p->nh - 1);
+		p->hosts[p->nh - 1].end = i + 1;
+	}
+	return STORE_OK;
+}
+
+static int collect_days(struct put *p, int64_t **days, size_t *nd)
+{
+	*days = malloc(p->n * sizeof(**days));
+	*nd = 0;
+	if (!*days)
+		return oom(p);
+	for (size_t i = 0; i < p->n; i++) {
+		int64_t d = store_day(p->items[i].s->ts_ms);
+		bool seen = false;
+		for (size_t k = 0; k < *nd && !seen; k++)
+			seen = (*days)[k] == d;
+		if (!seen)
+			(*days)[(*nd)++] = d;
+	}
+	return STORE_OK;
+}
+
+int store_put_samples(struct store *st, const struct sample *s, size_t n,
+		      const struct store_tx_hook *hook, size_t *nfresh, char *err, size_t errlen)
+{
+	struct put p = { .st = st, .err = err, .errlen = errlen, .n = n };
+	const struct sample **fresh = NULL;
+	int64_t *days = NULL;
+	size_t nd = 0, nf = 0;
+	int rc;
+	bool in_tx = false;
+
+	*nfresh = 0;
+	if (n == 0)
+		return STORE_OK;
+	p.items = calloc(n, sizeof(*p.items));
+	p.hosts = calloc(n, sizeof(*p.hosts));
+	fresh = calloc(n, sizeof(*fresh));
+	if (!p.items || !p.hosts || !fresh) {
+		rc = oom(&p);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		p.items[i].s = &s[i];
+		p.items[i].idx = i;
+	}
+	qsort(p.items, n, sizeof(*p.items), cmp_item);
+	group_hosts(&p);
+	if ((rc = collect_days(&p, &days, &nd)) != STORE_OK)
+		goto out;
+	if (!(p.c = db_pool_get(st->pool, STORE_POOL_WAIT_MS, err, errlen))) {
+		rc = STORE_EUNAVAIL;
+		goto out;
+	}
+	if ((rc = store_ensure_partitions(st, p.c, days, nd, err, errlen)) != STORE_OK)
+		goto out;
+	if ((rc = store_q(p.c, "BEGIN", 0, NULL, 0, NULL, "begin", err, errlen)) != STORE_OK)
+		goto out;
+	in_tx = true;
+	if ((rc = resolve_hosts(&p)) != STORE_OK || (rc = check_stored(&p)) != STORE_OK ||
+	    (rc = load_states(&p)) != STORE_OK || (rc = resolve_metrics(&p)) != STORE_OK ||
+	    (rc = resolve_cgroups(&p)) != STORE_OK || (rc = insert_rows(&p)) != STORE_OK ||
+	    (rc = update_hosts(&p)) != STORE_OK || (rc = touch_cgroups(&p)) != STORE_OK)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		if (!p.items[i].dup)
+			fresh[nf++] = p.items[i].s;
+	if (hook && hook->fn && nf && hook->fn(hook->ctx, p.c, fresh, nf, err, errlen) != 0) {
+		rc = PQstatus(p.c) == CONNECTION_OK ? STORE_EINTERNAL : STORE_EUNAVAIL;
+		goto out;
+	}
+	rc = store_q(p.c, "COMMIT", 0, NULL, 0, NULL, "commit", err, errlen);
+	in_tx = false;
+	if (rc == STORE_OK) {
+		publish(&p);
+		*nfresh = nf;
+	}
+out:
+	if (in_tx && PQstatus(p.c) == CONNECTION_OK)
+		PQclear(PQexec(p.c, "ROLLBACK"));
+	if (p.c)
+		db_pool_put(st->pool, p.c, rc == STORE_EUNAVAIL);
+	for (size_t i = 0; p.hosts && i < p.nh; i++) {
+		free(p.hosts[i].boot_id);
+		hstate_release(&p.hosts[i].st);
+	}
+	free(p.items);
+	free(p.hosts);
+	free(p.mids);
+	free(p.cgs);
+	free(fresh);
+	free(days);
+	return rc;
+}
