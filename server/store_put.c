@@ -592,7 +592,8 @@ static int translate(struct put *p, const struct sset *m, struct sset *out)
 		if (!id || sset_add(out, id, m->f[i].v) < 0)
 			return -1;
 	}
-	qsort(out->f, out->n, sizeof(*out->f), cmp_field);
+	if (out->n > 1)
+		qsort(out->f, out->n, sizeof(*out->f), cmp_field);
 	return 0;
 }
 
@@ -631,7 +632,7 @@ static int sample_state(struct put *p, const struct hreq *h, const struct sample
 		cur->ncg++;
 	}
 	pthread_mutex_unlock(&p->st->mu);
-	if (rc == 0)
+	if (rc == 0 && cur->ncg > 1)
 		qsort(cur->cg, cur->ncg, sizeof(*cur->cg), cmp_cgstate);
 	return rc;
 }

@@ -132,7 +132,7 @@ static void test_fuzz_roundtrip(void)
 				a[na++] = (struct sfield){ id, v };
 			if (rnd() % 4) {
 				int64_t w = (rnd() % 3 == 0 && na && a[na - 1].id == id) ? a[na - 1].v
-					    : (rnd() % 2 && v != SAMPLE_NULL) ? v + (int64_t)(rnd() % 1000) - 500 : v;
+					    : (rnd() % 2 && v != SAMPLE_NULL) ? (int64_t)((uint64_t)v + rnd() % 1000 - 500) : v;
 				if (w < 0 && w != SAMPLE_NULL)
 					w = 0;
 				c[nc++] = (struct sfield){ id, w };
