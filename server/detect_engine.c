@@ -254,7 +254,11 @@ static void cgroup_view(struct dview *v, const struct scope *c, const struct dvi
 	v->global_share = NAN;
 	/* machine-wide counters that only exist at host level */
 	v->r[C_ALLOCSTALL] = NAN;
-	v->r[C_IMMEDIATE] = NAN;
+	/* immediate reclaim hits dirty pages: attribute the host's rate by
+	 * this cgroup's share of the dirty+writeback pages */
+	double hdw = det_nz(hv->g[G_DIRTY]) + det_nz(hv->g[G_WRITEBACK]);
+	double cdw = det_nz(v->g[G_DIRTY]) + det_nz(v->g[G_WRITEBACK]);
+	v->r[C_IMMEDIATE] = (hdw > 0 && !isnan(hv->r[C_IMMEDIATE])) ? hv->r[C_IMMEDIATE] * fmin(1.0, cdw / hdw) : NAN;
 	v->r[C_VMSCAN_WRITE] = NAN;
 	v->r[C_COMPACT_STALL] = NAN;
 	v->r[C_COMPACT_FAIL] = NAN;
@@ -379,7 +383,7 @@ static int step(struct det_host *h, struct scope *c, int kind, int lv, int64_t t
 			k->crit_run = lv == DL_CRITICAL ? (uint8_t)(k->crit_run + 1) : 0;
 			if (k->crit_run >= 2 || (oom && lv == DL_CRITICAL))
 				k->sev = DL_CRITICAL;
-		} else if (++k->misses >= 2) {
+		} else if (++k->misses >= 2 && ts - k->last_hit_ms >= DET_PENDING_MISS_MS) {
 			kstate_idle(k);
 			return 0;
 		}
@@ -430,7 +434,11 @@ static bool is_descendant(const char *parent, const char *child)
 
 /* Pass 2: a signature present in a cgroup is raised on the deepest cgroup
  * showing it, not again on its ancestors or on the host. An ancestor's own
- * open alert is kept open (sustain) but none is newly raised. */
+ * open alert is kept open (sustain) but none is newly raised. The host
+ * yields to its cgroups when a cgroup tracks the same kind (hit, pending or
+ * open) and either the host's reclaim is mostly cgroup-limit reclaim
+ * (pgscan_kswapd+direct < 25% of pgscan_anon+file, 5.8+) or that cgroup
+ * carries at least half of the host's magnitude. */
 static void dedup(struct det_host *h)
 {
 	for (int kind = 0; kind < NKIND; kind++) {
@@ -438,11 +446,14 @@ static void dedup(struct det_host *h)
 		bool any_cg = false;
 		for (size_t i = 1; i < h->nsc; i++) {
 			struct scope *p = &h->sc[i];
-			if (!p->seen || p->lv[kind] < DL_WARNING)
+			bool tracking = p->k[kind].phase != PH_IDLE;
+			if (!p->seen || (p->lv[kind] < DL_WARNING && !tracking))
 				continue;
 			any_cg = true;
-			if (p->mag[kind] > max_cg)
+			if (p->lv[kind] >= DL_SUSTAIN && p->mag[kind] > max_cg)
 				max_cg = p->mag[kind];
+			if (p->lv[kind] < DL_WARNING)
+				continue;
 			for (size_t j = 1; j < h->nsc; j++) {
 				struct scope *q = &h->sc[j];
 				if (j != i && q->seen && q->lv[kind] >= DL_WARNING && is_descendant(p->path, q->path)) {

@@ -34,6 +34,7 @@
 
 #define DET_MIN_HITS 3
 #define DET_MIN_SPAN_MS 30000
+#define DET_PENDING_MISS_MS 20000	/* a pending signature is dropped after 2 misses and this long */
 #define DET_CLEAR_HITS 3
 #define DET_CLEAR_SPAN_MS 60000
 #define DET_OOM_QUIET_MS 300000

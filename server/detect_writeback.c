@@ -9,9 +9,11 @@
  * falling reclaim efficiency (pgsteal/pgscan), direct reclaim stalls or
  * memory PSI, or io full stall.
  *
- * Cgroup memory.stat has no immediate-reclaim counter; there a cgroup at
- * its limit whose file cache is largely dirty, with reclaim that fails
- * (efficiency, v2) or stalls (PSI), is the signature.
+ * Cgroup memory.stat has no immediate-reclaim counter: a cgroup gets the
+ * host's immediate-reclaim rate in proportion to its share of the host's
+ * dirty+writeback pages (they are what reclaim runs into). Its signature:
+ * that attributed rate, or a file cache crowded with dirty pages at the
+ * cgroup's limit, with reclaim that fails (efficiency, v2) or stalls (PSI).
  */
 #include "detect_kinds.h"
 
@@ -60,7 +62,7 @@ void detect_writeback_storm(const struct dview *v, struct det_result *o)
 
 	if (!v->is_cgroup) {
 		bool s_write = det_nz(fwrite) >= 256 * 1024;
-		bool s_imm = det_nz(imm) >= 256 * 1024 && (isnan(scan) || imm >= 0.01 * scan);
+		bool s_imm = det_nz(imm) >= 256 * 1024;
 		int conseq = s_dirty + s_eff + s_stall + s_io;
 		if ((s_write || s_imm) && conseq >= 1) {
 			bool crit = (s_stall && !isnan(eff) && eff < 0.3) || (psi && v->psi_some >= 0.25) ||
@@ -74,12 +76,14 @@ void detect_writeback_storm(const struct dview *v, struct det_result *o)
 		double file = det_nz(v->g[G_INACTIVE_FILE]) + det_nz(v->g[G_ACTIVE_FILE]);
 		double cur = v->g[G_MEM_CURRENT], max = v->g[G_MEM_MAX];
 		bool at_limit = !isnan(cur) && !isnan(max) && max > 0 && cur >= 0.9 * max;
-		bool dirty = dw >= 16 * MiB && file > 0 && dw >= 0.2 * file;
+		bool dirty = dw >= 16 * MiB && file > 0 && dw >= 0.1 * file;
+		bool crowded = dirty && dw >= 0.25 * file;
+		bool s_imm = det_nz(imm) >= 256 * 1024;	/* the host's, by dirty share */
 		bool pain = s_eff || (psi && v->psi_some >= 0.05);
-		if (dirty && at_limit && pain)
+		if (pain && ((s_imm && (dirty || at_limit)) || (crowded && at_limit)))
 			o->level = (psi && v->psi_some >= 0.25) || (!isnan(eff) && eff < 0.2) ?
 				   DL_CRITICAL : DL_WARNING;
-		else if (dirty && at_limit)
+		else if (s_imm || (dirty && at_limit))
 			o->level = DL_SUSTAIN;
 		o->magnitude = dw;
 	}

@@ -68,7 +68,8 @@ sc_anonchurn() {
 	spawn python3 "$TOOLS/workload.py" anon 384 touch; record anonchurn; cleanup
 }
 sc_coldanon() {
-	mkfile "$WORK/mid" 512; mkswap_on 1024; mkcg coldanon 512
+	mkfile "$WORK/mid" 512; sync; echo 1 >/proc/sys/vm/drop_caches
+	mkswap_on 1024; mkcg coldanon 512
 	spawn python3 "$TOOLS/workload.py" anon 300; sleep 5
 	spawn python3 "$TOOLS/workload.py" read "$WORK/mid"; record coldanon; cleanup
 }
@@ -77,7 +78,8 @@ sc_writeback() {
 	record writeback; cleanup; rm -f "$WORK/dirty"
 }
 sc_madvfree() {
-	mkfile "$WORK/mid" 512; mkcg madvfree 512
+	mkfile "$WORK/mid" 512; sync; echo 1 >/proc/sys/vm/drop_caches
+	mkcg madvfree 512
 	spawn python3 "$TOOLS/workload.py" madvfree 256; sleep 3
 	spawn python3 "$TOOLS/workload.py" read "$WORK/mid"; record madvfree; cleanup
 }

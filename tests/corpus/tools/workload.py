@@ -24,7 +24,7 @@ def read_loop(path):
 
 
 def anon(mib, touch):
-    m = mmap.mmap(-1, mib * MB)
+    m = mmap.mmap(-1, mib * MB, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     page = mmap.PAGESIZE
     for off in range(0, mib * MB, page):
         m[off] = 1
@@ -37,7 +37,7 @@ def anon(mib, touch):
 
 
 def madvfree(mib):
-    m = mmap.mmap(-1, mib * MB)
+    m = mmap.mmap(-1, mib * MB, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     chunk = b"\x01" * MB
     while True:
         for off in range(0, mib * MB, MB):

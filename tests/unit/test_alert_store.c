@@ -1,0 +1,274 @@
+/* test_alert_store.c - the detectors against a real PostgreSQL: alerts and
+ * state written in the ingest transaction, no duplicate after an engine
+ * restart, nothing kept from a rolled-back transaction, stale samples do
+ * not reopen alerts, the row lock serialises a host, host_silent from the
+ * tick, and every GET /api/v1/alerts filter (CONTRACT.md §3).
+ * Needs VMSCOPE_TEST_DB (fails without it). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../server/alert_store.h"
+#include "../../server/detect.h"
+#include "detect_testdb.h"
+#include "harness.h"
+#include "sample.h"
+
+#define T0 1764518400.0
+
+/* Seed 000 shape: refaults 4100/s, PSI some 30%, while on; idle when off. */
+struct trace {
+	const char *host;
+	double ts, refault, psi_us;
+};
+
+static void make(struct trace *t, double dt, int on, struct sample *s)
+{
+	char err[SAMPLE_ERR_MAX];
+
+	t->ts += dt;
+	if (on) {
+		t->refault += 4100 * dt;
+		t->psi_us += 0.30 * dt * 1e6;
+	}
+	json_t *o = json_pack(
+		"{s:s,s:s,s:f,s:i,s:{s:I,s:I,s:I,s:I,s:I,s:I},s:{s:I,s:I,s:I},"
+		"s:{s:{s:{s:f,s:f,s:f,s:I},s:{s:f,s:f,s:f,s:I}}}}",
+		"host", t->host, "boot_id", "b", "ts", t->ts, "interval_s", 10,
+		"vmstat", "workingset_refault_file", (json_int_t)t->refault,
+		"workingset_refault_anon", (json_int_t)0, "pgscan_kswapd", (json_int_t)(t->refault * 1.2),
+		"pgscan_file", (json_int_t)(t->refault * 1.2), "pgscan_anon", (json_int_t)0,
+		"nr_inactive_anon", (json_int_t)500000,
+		"meminfo", "MemTotal", (json_int_t)8388608, "SwapTotal", (json_int_t)4194304,
+		"SwapFree", (json_int_t)4194304,
+		"psi", "memory", "some", "avg10", 0.0, "avg60", 0.0, "avg300", 0.0, "total", (json_int_t)t->psi_us,
+		"full", "avg10", 0.0, "avg60", 0.0, "avg300", 0.0, "total", (json_int_t)0);
+	if (!o || sample_from_json(s, o, err) < 0) {
+		fprintf(stderr, "trace: %s\n", err);
+		exit(2);
+	}
+	json_decref(o);
+}
+
+/* One ingest transaction of n samples of t; commit or roll back. */
+static int batch(PGconn *c, struct detect_engine *eng, struct trace *t, int n, int on, int commit)
+{
+	struct sample s[16];
+	const struct sample *p[16];
+	char err[256] = "";
+	int rc;
+
+	for (int i = 0; i < n; i++) {
+		make(t, 10, on, &s[i]);
+		p[i] = &s[i];
+	}
+	det_testdb_exec(c, "BEGIN");
+	rc = detect_store_hook(eng, c, p, (size_t)n, err, sizeof(err));
+	if (rc != 0)
+		fprintf(stderr, "hook: %s\n", err);
+	det_testdb_exec(c, commit && rc == 0 ? "COMMIT" : "ROLLBACK");
+	for (int i = 0; i < n; i++)
+		sample_release(&s[i]);
+	return rc;
+}
+
+static json_t *query(PGconn *c, const char *host, const char *kind, const char *state,
+		     int64_t since, int64_t until, int limit)
+{
+	struct alert_query q = { host, NULL, kind, state, since, until, limit };
+	json_t *out = NULL;
+	char err[256];
+	if (alert_store_query(c, &q, &out, err, sizeof(err)) < 0)
+		fprintf(stderr, "query: %s\n", err);
+	return out;
+}
+
+static int64_t count(PGconn *c, const char *sql)
+{
+	PGresult *r = PQexec(c, sql);
+	int64_t n = PQresultStatus(r) == PGRES_TUPLES_OK ? strtoll(PQgetvalue(r, 0, 0), NULL, 10) : -1;
+	PQclear(r);
+	return n;
+}
+
+static void test_lifecycle(PGconn *c)
+{
+	struct detect_engine *eng = detect_engine_new();
+	struct trace t = { "db-07", T0, 0, 0 };
+
+	CHECK_INT(batch(c, eng, &t, 3, 0, 1), 0);
+	CHECK_INT(batch(c, eng, &t, 2, 1, 1), 0);	/* two hits */
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts"), 0);
+	/* the engine "restarts" between requests: state is in the database */
+	detect_engine_free(eng);
+	eng = detect_engine_new();
+	CHECK_INT(batch(c, eng, &t, 1, 1, 1), 0);	/* third hit: opens */
+	json_t *a = query(c, "db-07", "thrash", "open", INT64_MIN, INT64_MAX, 100);
+	json_t *arr = json_object_get(a, "alerts");
+	CHECK_INT(json_array_size(arr), 1);
+	json_t *al = json_array_get(arr, 0);
+	CHECK_STR(json_string_value(json_object_get(al, "started_at")), "2025-11-30T16:00:40Z");
+	CHECK_STR(json_string_value(json_object_get(al, "opened_at")), "2025-11-30T16:01:00Z");
+	CHECK(json_is_null(json_object_get(al, "ended_at")));
+	CHECK(json_is_null(json_object_get(al, "cgroup")));
+	CHECK_STR(json_string_value(json_object_get(al, "severity")), "critical");
+	CHECK_CONTAINS(json_string_value(json_object_get(al, "summary")), "4100 pages/s");
+	CHECK(json_number_value(json_object_get(json_object_get(al, "evidence"), "workingset_refault_file_per_s")) == 4100);
+	json_decref(a);
+
+	/* ongoing across another restart: no duplicate alert */
+	detect_engine_free(eng);
+	eng = detect_engine_new();
+	CHECK_INT(batch(c, eng, &t, 4, 1, 1), 0);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE kind = 'thrash'"), 1);
+
+	/* a rolled-back request leaves no trace in alerts or state */
+	struct trace saved = t;
+	CHECK_INT(batch(c, eng, &t, 9, 0, 0), 0);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE state = 'open' AND kind = 'thrash'"), 1);
+	t = saved;
+	CHECK_INT(batch(c, eng, &t, 9, 0, 1), 0);	/* the same, committed: resolves */
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE state = 'resolved' AND kind = 'thrash'"), 1);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE ended_at IS NULL AND state = 'resolved'"), 0);
+
+	/* a stale sample (behind the state) is not fed: nothing reopens */
+	struct trace old = { "db-07", T0 + 30, 0, 0 };
+	old.refault = 1e9;
+	old.psi_us = 1e12;
+	CHECK_INT(batch(c, eng, &old, 3, 1, 1), 0);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE state = 'open'"), 0);
+	detect_engine_free(eng);
+}
+
+static void test_row_lock(PGconn *c, const char *conninfo)
+{
+	PGconn *c2 = PQconnectdb(conninfo);
+	unsigned char *buf = NULL;
+	size_t len;
+	int64_t last;
+	char err[256];
+
+	CHECK(PQstatus(c2) == CONNECTION_OK);
+	det_testdb_exec(c, "BEGIN");
+	CHECK_INT(alert_store_lock_state(c, "db-07", &buf, &len, &last, err, sizeof(err)), 0);
+	free(buf);
+	CHECK(len > 0);
+	CHECK(last > 0);
+	det_testdb_exec(c2, "BEGIN");
+	det_testdb_exec(c2, "SET LOCAL lock_timeout = '200ms'");
+	/* a second request for the same host waits for the first */
+	CHECK_INT(alert_store_lock_state(c2, "db-07", &buf, &len, &last, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "lock");
+	det_testdb_exec(c2, "ROLLBACK");
+	det_testdb_exec(c, "COMMIT");
+	PQfinish(c2);
+}
+
+static void test_adopt_open(PGconn *c)
+{
+	/* an open alert the engine's state does not know of (state lost) is
+	 * adopted, not duplicated */
+	det_testdb_exec(c, "INSERT INTO alerts (host, kind, severity, state, started_at, opened_at, "
+			   "updated_at, summary) VALUES ('web-2', 'thrash', 'warning', 'open', now(), now(), "
+			   "now(), 'old')");
+	struct detect_engine *eng = detect_engine_new();
+	struct trace t = { "web-2", T0, 0, 0 };
+	CHECK_INT(batch(c, eng, &t, 6, 1, 1), 0);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE host = 'web-2' AND kind = 'thrash'"), 1);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE host = 'web-2' AND kind = 'thrash' AND severity = 'critical'"), 1);
+	detect_engine_free(eng);
+}
+
+static void test_silent(PGconn *c)
+{
+	struct detect_engine *eng = detect_engine_new();
+	struct trace t = { "quiet", T0, 0, 0 };
+	char err[256];
+
+	CHECK_INT(batch(c, eng, &t, 2, 0, 1), 0);
+	int64_t last = (int64_t)llround(t.ts * 1000);
+	CHECK_INT(detect_tick(eng, c, last + 20000, err, sizeof(err)), 0);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE kind = 'host_silent'"), 0);
+	CHECK_INT(detect_tick(eng, c, last + 61000, err, sizeof(err)), 0);
+	CHECK_INT(detect_tick(eng, c, last + 62000, err, sizeof(err)), 0);	/* still one */
+	json_t *a = query(c, "quiet", "host_silent", "open", INT64_MIN, INT64_MAX, 10);
+	json_t *al = json_array_get(json_object_get(a, "alerts"), 0);
+	CHECK_INT(json_array_size(json_object_get(a, "alerts")), 1);
+	CHECK_STR(json_string_value(json_object_get(al, "started_at")), "2025-11-30T16:00:20Z");
+	CHECK_STR(json_string_value(json_object_get(al, "opened_at")), "2025-11-30T16:01:21Z");
+	json_decref(a);
+	/* the host posts again: resolved at that sample's time */
+	CHECK_INT(batch(c, eng, &t, 1, 0, 1), 0);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE kind = 'host_silent' AND state = 'resolved' "
+			   "AND ended_at = 'epoch'::timestamptz + interval '1764518430 seconds'"), 1);
+	detect_engine_free(eng);
+}
+
+static void test_filters(PGconn *c)
+{
+	det_testdb_exec(c, "TRUNCATE alerts");
+	det_testdb_exec(c,
+		"INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, ended_at, "
+		"updated_at, summary, evidence) VALUES "
+		"('h1', NULL, 'thrash', 'warning', 'resolved', '2026-01-01T00:00:00Z', '2026-01-01T00:00:30Z', "
+		" '2026-01-01T01:00:00Z', now(), 's1', '{\"a\":1}'),"
+		"('h1', '/app', 'swap_imbalance', 'critical', 'open', '2026-01-02T00:00:00.250Z', "
+		" '2026-01-02T00:00:30Z', NULL, now(), 's2', '{}'),"
+		"('h2', NULL, 'thrash', 'critical', 'open', '2026-01-03T00:00:00Z', '2026-01-03T00:00:30Z', "
+		" NULL, now(), 's3', '{}')");
+	json_t *a = query(c, NULL, NULL, "all", INT64_MIN, INT64_MAX, 100);
+	json_t *arr = json_object_get(a, "alerts");
+	CHECK_INT(json_array_size(arr), 3);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(arr, 0), "summary")), "s3");	/* newest first */
+	CHECK_STR(json_string_value(json_object_get(json_array_get(arr, 1), "started_at")),
+		  "2026-01-02T00:00:00.250Z");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(arr, 1), "cgroup")), "/app");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(arr, 2), "ended_at")), "2026-01-01T01:00:00Z");
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(json_array_get(arr, 2), "evidence"), "a")), 1);
+	json_decref(a);
+
+	a = query(c, "h1", NULL, "all", INT64_MIN, INT64_MAX, 100);
+	CHECK_INT(json_array_size(json_object_get(a, "alerts")), 2);
+	json_decref(a);
+	a = query(c, NULL, "thrash", "open", INT64_MIN, INT64_MAX, 100);
+	CHECK_INT(json_array_size(json_object_get(a, "alerts")), 1);
+	json_decref(a);
+	a = query(c, NULL, NULL, "resolved", INT64_MIN, INT64_MAX, 100);
+	CHECK_INT(json_array_size(json_object_get(a, "alerts")), 1);
+	json_decref(a);
+	/* overlap: 2026-01-01T00:30 .. 00:40 overlaps only the resolved h1 alert */
+	a = query(c, NULL, NULL, "all", 1767227400000LL, 1767228000000LL, 100);
+	CHECK_INT(json_array_size(json_object_get(a, "alerts")), 1);
+	json_decref(a);
+	/* since after everything started: the open ones still overlap */
+	a = query(c, NULL, NULL, "all", 1798761600000LL, INT64_MAX, 100);
+	CHECK_INT(json_array_size(json_object_get(a, "alerts")), 2);
+	json_decref(a);
+	a = query(c, NULL, NULL, "all", INT64_MIN, INT64_MAX, 1);
+	CHECK_INT(json_array_size(json_object_get(a, "alerts")), 1);
+	json_decref(a);
+	struct alert_query q = { NULL, "/app", NULL, "all", INT64_MIN, INT64_MAX, 100 };
+	char err[256];
+	CHECK_INT(alert_store_query(c, &q, &a, err, sizeof(err)), 0);
+	CHECK_INT(json_array_size(json_object_get(a, "alerts")), 1);
+	json_decref(a);
+	q.state = "bogus";
+	CHECK_INT(alert_store_query(c, &q, &a, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "state");
+}
+
+int main(void)
+{
+	struct det_testdb db;
+	PGconn *c = det_testdb_open(&db);
+
+	test_lifecycle(c);
+	test_row_lock(c, db.conninfo);
+	test_adopt_open(c);
+	test_silent(c);
+	test_filters(c);
+	PQfinish(c);
+	det_testdb_drop(&db);
+	return harness_report("test_alert_store");
+}
