@@ -8,14 +8,43 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../server/alert_store.h"
 #include "../../server/detect.h"
-#include "detect_testdb.h"
 #include "harness.h"
+#include "testdb.h"
 #include "sample.h"
 
 #define T0 1764518400.0
+
+static int exec_sql(PGconn *c, const char *sql)
+{
+	PGresult *r = PQexec(c, sql);
+	int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
+	if (!ok)
+		fprintf(stderr, "sql: %.80s: %s", sql, PQresultErrorMessage(r));
+	PQclear(r);
+	return ok ? 0 : -1;
+}
+
+/* Applies one of the detectors' migrations (run from the source root). */
+static int apply(PGconn *c, const char *path)
+{
+	static char sql[1 << 16];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f) {
+		fprintf(stderr, "could not open %s (run from the source root)\n", path);
+		return -1;
+	}
+	n = fread(sql, 1, sizeof(sql) - 1, f);
+	fclose(f);
+	sql[n] = '\0';
+	return exec_sql(c, sql);
+}
+
 
 /* Seed 000 shape: refaults 4100/s, PSI some 30%, while on; idle when off. */
 struct trace {
@@ -63,11 +92,11 @@ static int batch(PGconn *c, struct detect_engine *eng, struct trace *t, int n, i
 		make(t, 10, on, &s[i]);
 		p[i] = &s[i];
 	}
-	det_testdb_exec(c, "BEGIN");
+	exec_sql(c, "BEGIN");
 	rc = detect_store_hook(eng, c, p, (size_t)n, err, sizeof(err));
 	if (rc != 0)
 		fprintf(stderr, "hook: %s\n", err);
-	det_testdb_exec(c, commit && rc == 0 ? "COMMIT" : "ROLLBACK");
+	exec_sql(c, commit && rc == 0 ? "COMMIT" : "ROLLBACK");
 	for (int i = 0; i < n; i++)
 		sample_release(&s[i]);
 	return rc;
@@ -150,18 +179,18 @@ static void test_row_lock(PGconn *c, const char *conninfo)
 	char err[256];
 
 	CHECK(PQstatus(c2) == CONNECTION_OK);
-	det_testdb_exec(c, "BEGIN");
+	exec_sql(c, "BEGIN");
 	CHECK_INT(alert_store_lock_state(c, "db-07", &buf, &len, &last, err, sizeof(err)), 0);
 	free(buf);
 	CHECK(len > 0);
 	CHECK(last > 0);
-	det_testdb_exec(c2, "BEGIN");
-	det_testdb_exec(c2, "SET LOCAL lock_timeout = '200ms'");
+	exec_sql(c2, "BEGIN");
+	exec_sql(c2, "SET LOCAL lock_timeout = '200ms'");
 	/* a second request for the same host waits for the first */
 	CHECK_INT(alert_store_lock_state(c2, "db-07", &buf, &len, &last, err, sizeof(err)), -1);
 	CHECK_CONTAINS(err, "lock");
-	det_testdb_exec(c2, "ROLLBACK");
-	det_testdb_exec(c, "COMMIT");
+	exec_sql(c2, "ROLLBACK");
+	exec_sql(c, "COMMIT");
 	PQfinish(c2);
 }
 
@@ -169,7 +198,7 @@ static void test_adopt_open(PGconn *c)
 {
 	/* an open alert the engine's state does not know of (state lost) is
 	 * adopted, not duplicated */
-	det_testdb_exec(c, "INSERT INTO alerts (host, kind, severity, state, started_at, opened_at, "
+	exec_sql(c, "INSERT INTO alerts (host, kind, severity, state, started_at, opened_at, "
 			   "updated_at, summary) VALUES ('web-2', 'thrash', 'warning', 'open', now(), now(), "
 			   "now(), 'old')");
 	struct detect_engine *eng = detect_engine_new();
@@ -207,8 +236,8 @@ static void test_silent(PGconn *c)
 
 static void test_filters(PGconn *c)
 {
-	det_testdb_exec(c, "TRUNCATE alerts");
-	det_testdb_exec(c,
+	exec_sql(c, "TRUNCATE alerts");
+	exec_sql(c,
 		"INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, ended_at, "
 		"updated_at, summary, evidence) VALUES "
 		"('h1', NULL, 'thrash', 'warning', 'resolved', '2026-01-01T00:00:00Z', '2026-01-01T00:00:30Z', "
@@ -258,17 +287,75 @@ static void test_filters(PGconn *c)
 	CHECK_CONTAINS(err, "state");
 }
 
+/* Through the real storage layer: migrations (its own and ours), samples
+ * and alerts in one transaction via the hook, store_alerts, a restart. */
+static void test_through_store(void)
+{
+	struct testdb db;
+	struct store *st = NULL;
+	char err[256];
+	struct trace t = { "int-1", (double)(time(NULL) - 3600), 0, 0 };
+
+	testdb_create(&db);
+	struct store_config cfg = { .conninfo = db.conninfo, .pool_size = 2, .schema_dir = "schema" };
+	CHECK_INT(store_open(&st, &cfg, err, sizeof(err)), STORE_OK);
+	if (!st) {
+		fprintf(stderr, "store_open: %s\n", err);
+		return;
+	}
+	struct detect_engine *eng = detect_engine_new();
+	struct store_tx_hook hook = { detect_store_hook, eng };
+	for (int round = 0; round < 5; round++) {
+		if (round == 3) {	/* server restart */
+			detect_engine_free(eng);
+			store_close(st);
+			CHECK_INT(store_open(&st, &cfg, err, sizeof(err)), STORE_OK);
+			eng = detect_engine_new();
+			hook.ctx = eng;
+		}
+		struct sample s[2];
+		for (int i = 0; i < 2; i++)
+			make(&t, 10, round > 0, &s[i]);
+		size_t nfresh = 0;
+		CHECK_INT(store_put_samples(st, s, 2, &hook, &nfresh, err, sizeof(err)), STORE_OK);
+		CHECK_INT(nfresh, 2);
+		/* a re-post of the same samples is harmless */
+		CHECK_INT(store_put_samples(st, s, 2, &hook, &nfresh, err, sizeof(err)), STORE_OK);
+		CHECK_INT(nfresh, 0);
+		sample_release(&s[0]);
+		sample_release(&s[1]);
+	}
+	struct alert_query q = { "int-1", NULL, "thrash", "all", INT64_MIN, INT64_MAX, 100 };
+	json_t *out = NULL;
+	CHECK_INT(store_alerts(st, &q, &out, err, sizeof(err)), STORE_OK);
+	CHECK_INT(json_array_size(json_object_get(out, "alerts")), 1);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(out, "alerts"), 0), "state")), "open");
+	json_decref(out);
+	q.state = "nope";
+	CHECK_INT(store_alerts(st, &q, &out, err, sizeof(err)), STORE_EINVAL);
+	detect_engine_free(eng);
+	store_close(st);
+	testdb_drop(&db);
+}
+
 int main(void)
 {
-	struct det_testdb db;
-	PGconn *c = det_testdb_open(&db);
+	struct testdb db;
+	testdb_create(&db);
+	PGconn *c = PQconnectdb(db.conninfo);
+	if (PQstatus(c) != CONNECTION_OK || apply(c, "schema/010_alerts.sql") < 0 ||
+	    apply(c, "schema/011_detector_state.sql") < 0) {
+		fprintf(stderr, "could not prepare the test database: %s", PQerrorMessage(c));
+		return 1;
+	}
 
 	test_lifecycle(c);
 	test_row_lock(c, db.conninfo);
 	test_adopt_open(c);
 	test_silent(c);
 	test_filters(c);
+	test_through_store();
 	PQfinish(c);
-	det_testdb_drop(&db);
+	testdb_drop(&db);
 	return harness_report("test_alert_store");
 }
