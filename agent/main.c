@@ -1,32 +1,186 @@
-/* main.c - vmscope-agent: sample on schedule, spool, deliver. */
-#include "collect.h"
-#include "jsonw.h"
+/* main.c - vmscope-agent: take a sample every interval (aligned to the
+ * clock), append it to the spool, and deliver the spool to the server in
+ * the same single-threaded loop without ever letting the network delay a
+ * sample. --stdout prints samples instead of spooling them. */
 #include "alog.h"
+#include "collect.h"
+#include "deliver.h"
+#include "jsonw.h"
 #include "options.h"
+#include "spool.h"
 
 #include <errno.h>
+#include <malloc.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+/* The one output buffer: samples stream through it to the spool or stdout. */
 static char outbuf[64 * 1024];
+static volatile sig_atomic_t stop_signal;
 
-static int run_stdout(struct collector *col, const struct agent_opts *o)
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static double clock_s(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The first multiple of iv after t: samples land on the same instants on
+ * every machine, which makes fleet charts line up. */
+static double align_next(double t, double iv)
+{
+	return (floor(t / iv) + 1) * iv;
+}
+
+static int sample_to_fd(struct collector *col, int fd)
 {
 	struct jw w;
 
-	jw_init(&w, outbuf, sizeof(outbuf), STDOUT_FILENO);
+	jw_init(&w, outbuf, sizeof(outbuf), fd);
 	if (collector_sample(col, &w) < 0)
-		return 1;
+		return -1;
 	jw_raw(&w, "\n", 1);
 	if (jw_flush(&w) < 0) {
-		alog_error("could not write to standard output: %s", strerror(-w.err));
+		alog_error("could not write a sample: %s", strerror(-w.err));
+		return -2;
+	}
+	return 0;
+}
+
+/* Takes one sample into the spool. Returns 0 or -1 (logged). */
+static int sample_to_spool(struct collector *col, struct spool *sp)
+{
+	int fd = spool_append_begin(sp);
+	long dropped;
+
+	if (fd < 0) {
+		alog_error("could not append to the spool in %s: %s", sp->dir, strerror(errno));
+		return -1;
+	}
+	if (sample_to_fd(col, fd) < 0) {
+		spool_append_abort(sp);
+		return -1;
+	}
+	dropped = spool_append_commit(sp);
+	if (dropped < 0)
+		return -1;
+	if (dropped > 0)
+		alog_warn("spool full (--spool-max-bytes %llu): dropped the %ld oldest samples "
+			  "(%llu dropped in all)", (unsigned long long)sp->max_bytes, dropped,
+			  (unsigned long long)sp->dropped);
+	return 0;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static int run_stdout(struct collector *col, const struct agent_opts *o)
+{
+	double next;
+
+	if (o->once)
+		return sample_to_fd(col, STDOUT_FILENO) == 0 ? 0 : 1;
+	next = align_next(clock_s(CLOCK_REALTIME), o->interval_s);
+	while (!stop_signal) {
+		double now = clock_s(CLOCK_REALTIME);
+		if (now >= next) {
+			if (sample_to_fd(col, STDOUT_FILENO) == -2)
+				return 1;
+			next = align_next(clock_s(CLOCK_REALTIME), o->interval_s);
+			continue;
+		}
+		double wait = next - now < 0.25 ? next - now : 0.25;
+		struct timespec ts = { (time_t)wait, (long)((wait - floor(wait)) * 1e9) };
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+static int run_spool(struct collector *col, const struct agent_opts *o)
+{
+	struct spool sp;
+	struct deliver d;
+	char err[512];
+	unsigned long long taken = 0, skipped = 0;
+	int rc = 0;
+
+	if (spool_open(&sp, o->spool, o->spool_max_bytes, err, sizeof(err)) < 0) {
+		alog_error("%s", err);
 		return 1;
 	}
-	(void)o;
-	return 0;
+	if (!spool_empty(&sp))
+		alog_info("spool %s holds %llu bytes of unsent samples from before", o->spool,
+			  (unsigned long long)spool_pending_bytes(&sp));
+	if (deliver_init(&d, o) < 0) {
+		spool_close(&sp);
+		return 1;
+	}
+	alog_info("sampling every %g s, posting to %s, spool %s", o->interval_s, d.url, o->spool);
+
+	double next = o->once ? 0 : align_next(clock_s(CLOCK_REALTIME), o->interval_s);
+	double once_deadline = clock_s(CLOCK_MONOTONIC) + o->timeout_s * 3;
+	while (!stop_signal) {
+		double now = clock_s(CLOCK_REALTIME);
+		if (now >= next && (!o->once || taken == 0)) {
+			if (sample_to_spool(col, &sp) == 0)
+				taken++;
+			if (!o->once) {
+				next += o->interval_s;
+				double after = clock_s(CLOCK_REALTIME);
+				if (next <= after) {
+					unsigned long long miss = (unsigned long long)((after - next) / o->interval_s) + 1;
+					skipped += miss;
+					alog_warn("sampling fell behind: skipped %llu samples", miss);
+					next = align_next(after, o->interval_s);
+				}
+			}
+		} else if (!o->once && next - now > 2 * o->interval_s) {
+			next = align_next(now, o->interval_s);	/* the clock was set back */
+		}
+		double mono = clock_s(CLOCK_MONOTONIC);
+		deliver_step(&d, &sp, mono);
+		if (o->once && !d.inflight && (spool_empty(&sp) || d.failing || mono > once_deadline)) {
+			rc = spool_empty(&sp) ? 0 : 1;
+			break;
+		}
+		double wait = o->once ? 0.25 : next - clock_s(CLOCK_REALTIME);
+		double due = d.inflight ? 0.25 : deliver_due_in(&d, &sp, clock_s(CLOCK_MONOTONIC));
+		if (due < wait)
+			wait = due;
+		if (wait > 0.25)
+			wait = 0.25;
+		deliver_wait(&d, (int)(wait * 1000));
+	}
+	if (stop_signal)
+		alog_info("stopping on signal %d", (int)stop_signal);
+	deliver_finish(&d, &sp, o->timeout_s < 2 ? o->timeout_s : 2);
+	alog_info("totals: %llu samples taken, %llu skipped, %llu delivered, %llu refused by the server, "
+		  "%llu dropped (spool full), %llu bytes left in the spool",
+		  taken, skipped, (unsigned long long)d.sent, (unsigned long long)d.refused,
+		  (unsigned long long)sp.dropped, (unsigned long long)spool_pending_bytes(&sp));
+	deliver_release(&d);
+	spool_close(&sp);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -36,6 +190,10 @@ int main(int argc, char **argv)
 	char err[1024];
 	int rc;
 
+	/* big buffers (zlib state, batch bodies) go back to the kernel when freed */
+	mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+	mallopt(M_ARENA_MAX, 1);
 	opts_init(&o);
 	rc = opts_parse(&o, argc, argv, err, sizeof(err));
 	if (rc != 0) {
@@ -45,11 +203,12 @@ int main(int argc, char **argv)
 		return rc < 0 ? 2 : 0;
 	}
 	alog_set_level((enum alog_level)o.log_level);
+	install_signals();
 	if (collector_init(&col, &o) < 0) {
 		opts_release(&o);
 		return 1;
 	}
-	rc = run_stdout(&col, &o);
+	rc = o.to_stdout ? run_stdout(&col, &o) : run_spool(&col, &o);
 	collector_release(&col);
 	opts_release(&o);
 	return rc;

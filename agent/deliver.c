@@ -1,0 +1,439 @@
+/* deliver.c - batches from the spool to POST /api/v1/samples (see deliver.h). */
+#include "deliver.h"
+#include "alog.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define BACKOFF_MAX 60.0
+
+static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct deliver *d = ud;
+	size_t n = size * nmemb, room = sizeof(d->resp) - 1 - d->rlen;
+	size_t k = n < room ? n : room;
+
+	memcpy(d->resp + d->rlen, p, k);
+	d->rlen += k;
+	d->resp[d->rlen] = '\0';
+	return n;
+}
+
+static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct deliver *d = ud;
+	size_t n = size * nmemb;
+	char v[128];
+
+	if (n > 12 && n < sizeof(v) + 12 && !strncasecmp(p, "Retry-After:", 12)) {
+		size_t vl = n - 12;
+		memcpy(v, p + 12, vl);
+		v[vl] = '\0';
+		char *s = v;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		char *e = s + strlen(s);
+		while (e > s && (e[-1] == '\r' || e[-1] == '\n' || e[-1] == ' '))
+			*--e = '\0';
+		char *end;
+		long secs = strtol(s, &end, 10);
+		if (end != s && !*end && secs >= 0) {
+			d->retry_after = secs;
+		} else {
+			time_t t = curl_getdate(s, NULL);
+			if (t > 0)
+				d->retry_after = t > time(NULL) ? (long)(t - time(NULL)) : 0;
+		}
+	}
+	return n;
+}
+
+int deliver_init(struct deliver *d, const struct agent_opts *o)
+{
+	char auth[OPT_MAX_STR + 32];
+	size_t ul = strlen(o->server);
+
+	memset(d, 0, sizeof(*d));
+	d->o = o;
+	d->limit = (size_t)o->batch_max;
+	d->retry_after = -1;
+	srand((unsigned)getpid() ^ (unsigned)time(NULL));
+	while (ul > 0 && o->server[ul - 1] == '/')
+		ul--;
+	d->url = malloc(ul + sizeof("/api/v1/samples"));
+	d->ends = calloc((size_t)o->batch_max, sizeof(*d->ends));
+	if (!d->url || !d->ends)
+		goto oom;
+	memcpy(d->url, o->server, ul);
+	strcpy(d->url + ul, "/api/v1/samples");
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		alog_error("could not initialise libcurl");
+		return -1;
+	}
+	d->multi = curl_multi_init();
+	d->easy = curl_easy_init();
+	if (!d->multi || !d->easy)
+		goto oom;
+	const char *common[] = { "Content-Type: application/json", "Expect:", NULL };
+	for (int i = 0; common[i]; i++) {
+		struct curl_slist *a = curl_slist_append(d->hdr_plain, common[i]);
+		struct curl_slist *b = a ? curl_slist_append(d->hdr_gzip, common[i]) : NULL;
+		if (!a || !b)
+			goto oom;
+		d->hdr_plain = a;
+		d->hdr_gzip = b;
+	}
+	if (o->token) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", o->token);
+		struct curl_slist *a = curl_slist_append(d->hdr_plain, auth);
+		struct curl_slist *b = a ? curl_slist_append(d->hdr_gzip, auth) : NULL;
+		if (!a || !b)
+			goto oom;
+		d->hdr_plain = a;
+		d->hdr_gzip = b;
+	}
+	struct curl_slist *g = curl_slist_append(d->hdr_gzip, "Content-Encoding: gzip");
+	if (!g)
+		goto oom;
+	d->hdr_gzip = g;
+
+	CURL *e = d->easy;
+	long tmo = (long)(o->timeout_s * 1000);
+	curl_easy_setopt(e, CURLOPT_URL, d->url);
+	curl_easy_setopt(e, CURLOPT_POST, 1L);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, tmo);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, tmo < 5000 ? tmo : 5000L);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "vmscope-agent/" AGENT_VERSION);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, d);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, d);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	return 0;
+oom:
+	alog_error("could not set up delivery: out of memory");
+	return -1;
+}
+
+static void abort_request(struct deliver *d)
+{
+	if (d->inflight) {
+		curl_multi_remove_handle(d->multi, d->easy);
+		d->inflight = false;
+	}
+}
+
+void deliver_release(struct deliver *d)
+{
+	abort_request(d);
+	if (d->easy)
+		curl_easy_cleanup(d->easy);
+	if (d->multi)
+		curl_multi_cleanup(d->multi);
+	curl_slist_free_all(d->hdr_plain);
+	curl_slist_free_all(d->hdr_gzip);
+	free(d->url);
+	free(d->body);
+	free(d->ends);
+	if (d->o)
+		curl_global_cleanup();
+	memset(d, 0, sizeof(*d));
+}
+
+void deliver_abort(struct deliver *d, struct spool *s)
+{
+	abort_request(d);
+	s->pinned = false;
+}
+
+static int reserve(struct deliver *d, size_t need)
+{
+	if (need <= d->bcap)
+		return 0;
+	char *nb = realloc(d->body, need);
+	if (!nb)
+		return -1;
+	d->body = nb;
+	d->bcap = need;
+	return 0;
+}
+
+/* Body building: records joined into a JSON array, raw or through deflate. */
+struct build {
+	struct deliver *d;
+	z_stream *z;		/* NULL: raw */
+	size_t i;
+};
+
+static int z_feed(struct build *b, const char *p, size_t n, int flush)
+{
+	z_stream *z = b->z;
+
+	z->next_in = (Bytef *)(uintptr_t)p;
+	z->avail_in = (uInt)n;
+	do {
+		z->next_out = (Bytef *)b->d->body + b->d->blen;
+		z->avail_out = (uInt)(b->d->bcap - b->d->blen);
+		int rc = deflate(z, flush);
+		b->d->blen = b->d->bcap - z->avail_out;
+		if (rc == Z_STREAM_ERROR)
+			return -1;
+		if (z->avail_out == 0 && reserve(b->d, b->d->bcap * 2) < 0)
+			return -1;
+		if (rc == Z_STREAM_END)
+			break;
+	} while (z->avail_in > 0 || (flush == Z_FINISH));
+	return 0;
+}
+
+static int add_piece(struct build *b, const char *p, size_t n, int flush)
+{
+	if (b->z)
+		return z_feed(b, p, n, flush);
+	memcpy(b->d->body + b->d->blen, p, n);
+	b->d->blen += n;
+	return 0;
+}
+
+static int on_record(void *ctx, const char *rec, size_t len)
+{
+	struct build *b = ctx;
+
+	if (add_piece(b, b->i == 0 ? "[" : ",", 1, Z_NO_FLUSH) < 0)
+		return -1;
+	b->i++;
+	return add_piece(b, rec, len, Z_NO_FLUSH);
+}
+
+/* Builds the next batch from the spool head into d->body. Returns 1 when
+ * gzip'ed, 0 when raw, -1 on error. */
+static int build_body(struct deliver *d, struct spool *s, size_t max_n)
+{
+	size_t n, bytes, n2, bytes2;
+	struct build b = { .d = d, .z = NULL, .i = 0 };
+	z_stream z;
+	int gz;
+
+	if (spool_peek(s, max_n, DELIVER_MAX_BATCH_BYTES, NULL, NULL, d->ends, &n, &bytes) < 0 || n == 0)
+		return -1;
+	size_t raw = bytes + n + 1;
+	gz = raw > DELIVER_GZIP_MIN;
+	d->blen = 0;
+	if (gz) {
+		memset(&z, 0, sizeof(z));
+		/* 16 KiB window, smaller tables: JSON repeats within a sample, and
+		 * the agent must stay small */
+		if (deflateInit2(&z, 5, Z_DEFLATED, 14 + 16, 7, Z_DEFAULT_STRATEGY) != Z_OK)
+			return -1;
+		b.z = &z;
+		if (reserve(d, raw / 4 + 4096) < 0) {
+			deflateEnd(&z);
+			return -1;
+		}
+	} else if (reserve(d, raw + 1) < 0) {
+		return -1;
+	}
+	int rc = spool_peek(s, n, DELIVER_MAX_BATCH_BYTES, on_record, &b, d->ends, &n2, &bytes2);
+	if (rc == 0 && n2 == n)
+		rc = add_piece(&b, "]", 1, Z_FINISH);
+	else
+		rc = -1;
+	if (gz)
+		deflateEnd(&z);
+	d->n = n;
+	return rc < 0 ? -1 : gz;
+}
+
+static double now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void backoff(struct deliver *d, double now)
+{
+	double delay;
+
+	d->backoff = d->backoff > 0 ? d->backoff * 2 : 1.0;
+	if (d->backoff > BACKOFF_MAX)
+		d->backoff = BACKOFF_MAX;
+	/* equal jitter: half fixed, half random, so a fleet does not retry in step */
+	delay = d->backoff / 2 + (double)rand() / RAND_MAX * d->backoff / 2;
+	if (d->retry_after >= 0)
+		delay = d->retry_after < 1 ? 1.0 : (double)(d->retry_after > 3600 ? 3600 : d->retry_after);
+	d->next_try = now + delay;
+	d->failing = true;
+}
+
+/* The server's {"error": ...} message, else the start of the body. */
+static void answer_message(const struct deliver *d, char *out, size_t outlen)
+{
+	json_t *j = json_loadb(d->resp, d->rlen, 0, NULL);
+	const char *e = j ? json_string_value(json_object_get(j, "error")) : NULL;
+
+	const char *m = e ? e : (d->rlen ? d->resp : "no message");
+
+	snprintf(out, outlen, "%.*s", (int)(outlen - 1), m);
+	json_decref(j);
+}
+
+/* Records resolved (accepted or dropped) at the head: move the head. */
+static void resolved(struct deliver *d, struct spool *s, size_t k)
+{
+	spool_ack(s, d->ends[k - 1]);
+	if (d->split_left > 0) {
+		d->split_left -= k < d->split_left ? k : d->split_left;
+		if (d->split_left == 0)
+			d->limit = (size_t)d->o->batch_max;
+	}
+}
+
+static void split(struct deliver *d)
+{
+	if (d->split_left == 0)
+		d->split_left = d->n;
+	d->limit = (d->n + 1) / 2;
+}
+
+static void finished(struct deliver *d, struct spool *s, CURLcode cc, double now)
+{
+	long status = 0;
+	char msg[300];
+
+	d->inflight = false;
+	s->pinned = false;
+	curl_multi_remove_handle(d->multi, d->easy);
+	if (cc != CURLE_OK) {
+		backoff(d, now);
+		alog_warn("could not deliver %zu samples to %s: %s; retrying in %.1f s (%llu bytes spooled)",
+			  d->n, d->url, curl_easy_strerror(cc), d->next_try - now,
+			  (unsigned long long)spool_pending_bytes(s));
+		return;
+	}
+	curl_easy_getinfo(d->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (status >= 200 && status < 300) {
+		if (d->failing)
+			alog_info("delivery recovered: the server accepted %zu samples", d->n);
+		d->failing = false;
+		d->backoff = 0;
+		d->sent += d->n;
+		resolved(d, s, d->n);
+		d->next_try = now;
+		return;
+	}
+	answer_message(d, msg, sizeof(msg));
+	if ((status == 400 || status == 413) && d->n > 1) {
+		alog_debug("server answered %ld for a batch of %zu; splitting it", status, d->n);
+		split(d);
+		d->next_try = now;
+		return;
+	}
+	if (status == 400 || status == 413) {
+		d->refused++;
+		alog_warn("server refused a sample (%ld: %s); dropped it (%llu refused so far)", status,
+			  msg, (unsigned long long)d->refused);
+		resolved(d, s, 1);
+		d->next_try = now;
+		return;
+	}
+	backoff(d, now);
+	if (status == 401 || status == 403)
+		alog_error("server refused the token (%ld: %s): check --token or --token-file; "
+			   "samples are kept in the spool (%llu bytes); retrying in %.1f s", status, msg,
+			   (unsigned long long)spool_pending_bytes(s), d->next_try - now);
+	else
+		alog_warn("server answered %ld (%s); %zu samples kept, retrying in %.1f s", status, msg,
+			  d->n, d->next_try - now);
+}
+
+/* Collects the answer of the request in flight, if it has finished. */
+static void collect(struct deliver *d, struct spool *s)
+{
+	int running, left;
+	CURLMsg *m;
+
+	curl_multi_perform(d->multi, &running);
+	while ((m = curl_multi_info_read(d->multi, &left))) {
+		if (m->msg == CURLMSG_DONE && m->easy_handle == d->easy)
+			finished(d, s, m->data.result, now_mono());
+	}
+}
+
+void deliver_finish(struct deliver *d, struct spool *s, double timeout_s)
+{
+	double end = now_mono() + timeout_s;
+
+	while (d->inflight && now_mono() < end) {
+		curl_multi_poll(d->multi, NULL, 0, 100, NULL);
+		collect(d, s);
+	}
+	deliver_abort(d, s);
+}
+
+void deliver_step(struct deliver *d, struct spool *s, double now)
+{
+	int running;
+
+	if (d->inflight) {
+		collect(d, s);
+		if (d->inflight)
+			return;
+	}
+	if (now < d->next_try || spool_empty(s))
+		return;
+	size_t max_n = d->limit < (size_t)d->o->batch_max ? d->limit : (size_t)d->o->batch_max;
+	int gz = build_body(d, s, max_n);
+	if (gz < 0) {
+		alog_error("could not build a batch from the spool; retrying later");
+		backoff(d, now);
+		return;
+	}
+	d->rlen = 0;
+	d->resp[0] = '\0';
+	d->retry_after = -1;
+	curl_easy_setopt(d->easy, CURLOPT_HTTPHEADER, gz ? d->hdr_gzip : d->hdr_plain);
+	curl_easy_setopt(d->easy, CURLOPT_POSTFIELDS, d->body);
+	curl_easy_setopt(d->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)d->blen);
+	if (curl_multi_add_handle(d->multi, d->easy) != CURLM_OK) {
+		alog_error("could not start an HTTP request");
+		backoff(d, now);
+		return;
+	}
+	d->inflight = true;
+	d->requests++;
+	/* the spool must not drop these records to make room while they are in
+	 * flight: they would count as lost and yet arrive */
+	s->pinned = true;
+	s->pin = d->ends[d->n - 1];
+	curl_multi_perform(d->multi, &running);
+}
+
+double deliver_due_in(const struct deliver *d, const struct spool *s, double now)
+{
+	if (d->inflight)
+		return 0;
+	if (spool_empty(s))
+		return 1e9;
+	return d->next_try > now ? d->next_try - now : 0;
+}
+
+void deliver_wait(struct deliver *d, int timeout_ms)
+{
+	if (timeout_ms < 0)
+		timeout_ms = 0;
+	if (d->inflight)
+		curl_multi_poll(d->multi, NULL, 0, timeout_ms, NULL);
+	else if (timeout_ms > 0)
+		poll(NULL, 0, timeout_ms);
+}

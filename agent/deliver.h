@@ -1,0 +1,77 @@
+/* deliver.h - posting spooled samples to the server (CONTRACT.md §2).
+ *
+ * One request at a time, driven by the agent's loop through a libcurl multi
+ * handle so sampling never waits for the network. Records are taken from
+ * the spool head in batches (a JSON array, gzip'ed when over 4 KiB) and the
+ * head only moves once the server has answered for them:
+ *   2xx          accepted: the head moves past the batch
+ *   400          the batch is split in halves until the refused samples are
+ *                alone; a refused single sample is dropped, counted, logged
+ *   413          split likewise; a single sample over the limit is dropped
+ *   401, 403     kept; logged at error level on every attempt (backoff)
+ *   429, 503, other answers, network errors
+ *                kept; retried with exponential backoff and jitter (1 s
+ *                doubling to 60 s), Retry-After honoured
+ */
+#ifndef VMSCOPE_AGENT_DELIVER_H
+#define VMSCOPE_AGENT_DELIVER_H
+
+#include <curl/curl.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "options.h"
+#include "spool.h"
+
+#define DELIVER_MAX_BATCH_BYTES (1u << 20)	/* uncompressed JSON per request */
+#define DELIVER_GZIP_MIN 4096
+
+struct deliver {
+	const struct agent_opts *o;	/* borrowed */
+	CURLM *multi;
+	CURL *easy;
+	struct curl_slist *hdr_plain, *hdr_gzip;
+	char *url;			/* owned */
+	bool inflight;
+	char *body;			/* owned request body buffer, reused */
+	size_t blen, bcap;
+	char resp[512];			/* start of the answer body */
+	size_t rlen;
+	long retry_after;		/* seconds from Retry-After, -1 when none */
+	size_t n;			/* records in the request in flight */
+	struct spool_pos *ends;		/* owned, batch_max entries */
+	size_t limit;			/* batch size while splitting */
+	size_t split_left;		/* records still inside a split region */
+	double next_try;		/* CLOCK_MONOTONIC seconds */
+	double backoff;			/* current backoff step, 0 after success */
+	bool failing;			/* last attempt failed (to log recovery once) */
+	uint64_t sent, refused, requests;	/* totals */
+};
+
+/* Prepares the HTTP handles. Returns 0, or -1 (logged). */
+int deliver_init(struct deliver *d, const struct agent_opts *o);
+
+void deliver_release(struct deliver *d);
+
+/* Starts a request when none is in flight, the backoff has passed and the
+ * spool has records; collects a finished request's answer and acts on it
+ * (moving the spool head). Never blocks on the network. now is
+ * CLOCK_MONOTONIC seconds. */
+void deliver_step(struct deliver *d, struct spool *s, double now);
+
+/* Waits up to timeout_ms for network activity of the request in flight (or
+ * just sleeps when there is none). */
+void deliver_wait(struct deliver *d, int timeout_ms);
+
+/* Seconds until deliver_step has something to do (0 when it does now). */
+double deliver_due_in(const struct deliver *d, const struct spool *s, double now);
+
+/* Abandons the request in flight (its samples stay spooled). */
+void deliver_abort(struct deliver *d, struct spool *s);
+
+/* On shutdown: waits up to timeout_s for the request in flight to be
+ * answered (so its samples are not sent twice after a restart), starting no
+ * new one, then abandons it. */
+void deliver_finish(struct deliver *d, struct spool *s, double timeout_s);
+
+#endif

@@ -1,0 +1,97 @@
+/* spool.h - the on-disk queue of samples not yet accepted by the server.
+ *
+ * Every sample is appended to the spool (and fdatasync'ed) before any
+ * attempt to send it, so a sample survives a network outage, a server
+ * outage and an agent crash or restart. Layout of the directory:
+ *
+ *   seg-<20-digit sequence>   append-only segment files, one JSON sample a
+ *                             line ('\n'-terminated; a torn last line left
+ *                             by a crash is cut off at open)
+ *   head                      "<seq> <offset>\n": the first unsent record,
+ *                             replaced atomically (write, fsync, rename)
+ *   lock                      flock'ed: one agent per spool
+ *
+ * The spool is bounded by max_bytes (all segment bytes). When a new sample
+ * pushes it over, whole oldest segments are deleted, so the newest samples
+ * are kept; the number of samples lost that way is counted (and the caller
+ * logs it). Segments are about max_bytes/8, which bounds what one drop
+ * loses. Segments holding records of the request in flight (pinned) are
+ * not dropped: the bound may be exceeded by one batch until the answer
+ * comes. The spool is single-threaded: one struct, one owner.
+ */
+#ifndef VMSCOPE_AGENT_SPOOL_H
+#define VMSCOPE_AGENT_SPOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct spool_pos {
+	uint64_t seq, off;	/* segment and byte offset in it */
+};
+
+struct spool_seg {
+	uint64_t seq, size;
+};
+
+struct spool {
+	int dirfd, lockfd;
+	char *dir;		/* owned */
+	uint64_t max_bytes, seg_target;
+	struct spool_seg *segs;	/* owned, oldest first */
+	size_t nsegs, cap;
+	uint64_t total;		/* bytes in all segments */
+	struct spool_pos head;	/* first record not yet accepted */
+	int cur_fd;		/* append descriptor of the newest segment, or -1 */
+	uint64_t rec_start;	/* offset of the record being appended */
+	uint64_t dropped;	/* samples deleted because the spool was full, total */
+	bool pinned;		/* records before pin are in flight: not dropped */
+	struct spool_pos pin;
+};
+
+/* Opens (creating it, mode 0700) the spool directory, takes its lock,
+ * recovers from a crash (cuts a torn last record, drops segments before the
+ * head). Returns 0, or -1 with a message in err. */
+int spool_open(struct spool *s, const char *dir, uint64_t max_bytes, char *err, size_t errlen);
+
+/* Closes descriptors, frees memory; the files stay. */
+void spool_close(struct spool *s);
+
+/* Starts appending a record: returns the descriptor to write it to (the
+ * caller writes the JSON and a '\n'), or -1 with errno set. */
+int spool_append_begin(struct spool *s);
+
+/* Makes the record written since spool_append_begin durable (fdatasync) and
+ * enforces the size bound. Returns the number of old samples dropped to make
+ * room (>= 0), or -1 when the data could not be synced (the record is then
+ * cut off again). */
+long spool_append_commit(struct spool *s);
+
+/* Cuts off a partly written record (a write failed). */
+void spool_append_abort(struct spool *s);
+
+/* True when every record has been accepted. */
+bool spool_empty(const struct spool *s);
+
+/* Bytes of records not yet accepted. */
+uint64_t spool_pending_bytes(const struct spool *s);
+
+/* Called with each record (without its '\n'); the bytes are valid only
+ * during the call. Returns 0, or -1 to stop with an error. */
+typedef int (*spool_rec_fn)(void *ctx, const char *rec, size_t len);
+
+/* Visits up to max_n records from the head, stopping before the one that
+ * would bring the sum of lengths over max_bytes (but always at least one).
+ * ends[i] receives the position just after record i; *n the number visited;
+ * *bytes their total length. fn may be NULL (to measure). Returns 0, or -1
+ * when a segment could not be read or fn failed. */
+int spool_peek(struct spool *s, size_t max_n, size_t max_bytes, spool_rec_fn fn, void *ctx,
+	       struct spool_pos *ends, size_t *n, size_t *bytes);
+
+/* Marks everything before pos as accepted (or refused and dropped): moves
+ * the head, persists it, deletes segments left behind. A pos at or before
+ * the head is a no-op (its records were dropped meanwhile). Returns 0, or -1
+ * when the head could not be persisted (it is still moved in memory). */
+int spool_ack(struct spool *s, struct spool_pos pos);
+
+#endif
