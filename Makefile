@@ -49,6 +49,9 @@ endif
 .PHONY: all deps run test unit test-san bench bench-agent fuzz fuzz-build bench-build install clean
 all: $(PROGS) $(TEST_BINS)
 
+# The server's default --web and --schema are this source tree's (config.c).
+$(OUT)/server/config.o: CFLAGS += -DVMSCOPE_WEB_DIR='"$(CURDIR)/web"' -DVMSCOPE_SCHEMA_DIR='"$(CURDIR)/schema"'
+
 $(OUT)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@

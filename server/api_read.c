@@ -1,0 +1,172 @@
+/* api_read.c - read endpoints (see api_read.h). */
+#include "api_read.h"
+#include "metrics.h"
+#include "respond.h"
+#include "store.h"
+#include "timeparse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *query_get(void *ctx, const char *name, size_t *len)
+{
+	struct request *rq = ctx;
+	const char *v = NULL;
+
+	if (MHD_lookup_connection_value_n(rq->conn, MHD_GET_ARGUMENT_KIND, name, strlen(name), &v,
+					  len) != MHD_YES)
+		return NULL;
+	return v;
+}
+
+struct param_src api_params(struct request *rq)
+{
+	struct param_src src = { query_get, rq };
+	return src;
+}
+
+enum MHD_Result api_healthz(struct request *rq)
+{
+	struct store *st = app_store(rq->app);
+
+	if (st && store_ping(st))
+		return respond_json(rq, 200, json_pack("{s:s,s:s}", "status", "ok", "database", "ok"));
+	metrics_db_error();
+	rq->retry_after = 5;
+	/* the error shape every 5xx has, plus the health fields */
+	return respond_json(rq, 503, json_pack("{s:s,s:s,s:s,s:s}", "status", "degraded",
+					       "database", "unreachable",
+					       "error", "database unreachable",
+					       "hint", st ? "the connection pool reconnects by itself"
+							  : "the server keeps trying to connect"));
+}
+
+enum MHD_Result api_metrics(struct request *rq)
+{
+	struct store *st = app_store(rq->app);
+	size_t len = 0;
+	char *text = metrics_render(st != NULL, &len);
+	struct MHD_Response *resp;
+
+	if (!text)
+		return respond_error(rq, 500, "out of memory", NULL, NULL);
+	resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	return respond_queue(rq, 200, resp);
+}
+
+/* Common tail: *out from a store call, or its error. */
+static enum MHD_Result answer(struct request *rq, int rc, json_t *out, const char *err)
+{
+	if (rc != STORE_OK) {
+		json_decref(out);
+		return respond_store_error(rq, rc, err);
+	}
+	return respond_json(rq, 200, out);
+}
+
+enum MHD_Result api_hosts(struct request *rq)
+{
+	struct store *st = app_store(rq->app);
+	json_t *out = NULL;
+	char err[256] = "";
+
+	if (!st)
+		return respond_unavailable(rq);
+	int rc = store_hosts(st, &out, err, sizeof(err));
+	return answer(rq, rc, out, err);
+}
+
+enum MHD_Result api_host(struct request *rq)
+{
+	struct store *st = app_store(rq->app);
+	json_t *out = NULL;
+	char err[256] = "";
+
+	if (!st)
+		return respond_unavailable(rq);
+	int rc = store_host(st, rq->route.host, &out, err, sizeof(err));
+	if (rc == STORE_ENOTFOUND)
+		return respond_error(rq, 404, "no such host", rq->route.host, NULL);
+	return answer(rq, rc, out, err);
+}
+
+enum MHD_Result api_cgroups(struct request *rq)
+{
+	struct store *st = app_store(rq->app);
+	json_t *out = NULL;
+	char err[256] = "";
+
+	if (!st)
+		return respond_unavailable(rq);
+	int rc = store_cgroups(st, rq->route.host, &out, err, sizeof(err));
+	if (rc == STORE_ENOTFOUND)
+		return respond_error(rq, 404, "no such host", rq->route.host, NULL);
+	return answer(rq, rc, out, err);
+}
+
+enum MHD_Result api_host_metrics(struct request *rq)
+{
+	struct store *st = app_store(rq->app);
+	struct param_src src = api_params(rq);
+	const char *cgroup = NULL;
+	json_t *out = NULL;
+	char err[256] = "";
+
+	if (params_metrics(&src, &cgroup, err, sizeof(err)) < 0)
+		return respond_error(rq, 400, err, NULL, NULL);
+	if (!st)
+		return respond_unavailable(rq);
+	int rc = store_metrics(st, rq->route.host, cgroup, &out, err, sizeof(err));
+	if (rc == STORE_ENOTFOUND)
+		return respond_error(rq, 404, "no such host", rq->route.host, NULL);
+	return answer(rq, rc, out, err);
+}
+
+enum MHD_Result api_series(struct request *rq)
+{
+	struct store *st = app_store(rq->app);
+	struct param_src src = api_params(rq);
+	struct series_query q;
+	json_t *out = NULL;
+	char err[256] = "";
+
+	memset(&q, 0, sizeof(q));
+	q.host = rq->route.host;
+	if (params_series(&src, time_now_ms(), &q, err, sizeof(err)) < 0)
+		return respond_error(rq, 400, err, NULL,
+				     "see docs/api.md: metric, cgroup, since, until, points");
+	if (!st)
+		return respond_unavailable(rq);
+	int rc = store_series(st, &q, &out, err, sizeof(err));
+	if (rc == STORE_ENOTFOUND)
+		return respond_error(rq, 404, "no such host", rq->route.host, NULL);
+	if (rc == STORE_OK && out) {
+		/* the window as resolved, for clients that left it to the defaults */
+		json_object_set_new(out, "since_ts", json_real((double)q.since_ms / 1000.0));
+		json_object_set_new(out, "until_ts", json_real((double)q.until_ms / 1000.0));
+	}
+	return answer(rq, rc, out, err);
+}
+
+enum MHD_Result api_alerts(struct request *rq)
+{
+	struct store *st = app_store(rq->app);
+	struct param_src src = api_params(rq);
+	struct alert_query q;
+	json_t *out = NULL;
+	char err[256] = "";
+
+	if (params_alerts(&src, &q, err, sizeof(err)) < 0)
+		return respond_error(rq, 400, err, NULL,
+				     "see CONTRACT §3: host, cgroup, kind, state, since, until, limit");
+	if (!st)
+		return respond_unavailable(rq);
+	int rc = store_alerts(st, &q, &out, err, sizeof(err));
+	return answer(rq, rc, out, err);
+}

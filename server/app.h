@@ -1,0 +1,57 @@
+/* app.h - the state one running server shares between its HTTP threads and
+ * its background thread, and the per-request state of the HTTP layer.
+ *
+ * Ownership: main.c owns struct app and everything in it. The store pointer
+ * is NULL until the background thread has opened the database; once set it
+ * stays until shutdown (after the HTTP daemon stopped), so a handler may use
+ * what app_store returns for the whole request. */
+#ifndef VMSCOPE_APP_H
+#define VMSCOPE_APP_H
+
+#include <microhttpd.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "body.h"
+#include "config.h"
+#include "route.h"
+#include "store.h"
+
+struct detect_engine;
+struct ratelimit;
+
+struct app {
+	const struct server_config *cfg;
+	_Atomic(struct store *) store;
+	struct detect_engine *engine;
+	struct ratelimit *rl;
+};
+
+/* The open store, or NULL while the database has never been reached. */
+static inline struct store *app_store(struct app *app)
+{
+	return atomic_load(&app->store);
+}
+
+/* One HTTP request, created on libmicrohttpd's first callback and freed in
+ * its completion callback (http.c). */
+struct request {
+	struct app *app;
+	struct MHD_Connection *conn;
+	const char *method;	/* borrowed from libmicrohttpd */
+	char *path;		/* owned copy, for the log line */
+	struct route route;
+	int64_t t0_us;		/* monotonic start, for the log line and metrics */
+	unsigned status;	/* the status queued, 0 before */
+	/* headers for the next error answer */
+	const char *allow;	/* 405: Allow */
+	int retry_after;	/* > 0: Retry-After seconds (429, 503) */
+	bool www_authenticate;	/* 401 */
+	/* ingest only */
+	struct body body;
+	int encoding;		/* body_encoding(): 1 gzip */
+	bool answered;		/* a response was queued */
+};
+
+#endif

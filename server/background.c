@@ -1,0 +1,154 @@
+/* background.c - store opening, detector tick, retention (see background.h). */
+#include "background.h"
+#include "detect.h"
+#include "log.h"
+#include "store.h"
+#include "timeparse.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+struct background {
+	struct app *app;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	bool stopping;
+};
+
+/* Sleeps up to ms or until stopping; returns true when stopping. */
+static bool nap(struct background *bg, int64_t ms)
+{
+	struct timespec until;
+	bool stop;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)(ms / 1000);
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&bg->mu);
+	while (!bg->stopping && pthread_cond_timedwait(&bg->cond, &bg->mu, &until) == 0)
+		;
+	stop = bg->stopping;
+	pthread_mutex_unlock(&bg->mu);
+	return stop;
+}
+
+static struct store *open_store(struct background *bg)
+{
+	const struct server_config *cfg = bg->app->cfg;
+	struct store_config sc = { .conninfo = cfg->db, .pool_size = cfg->pool,
+				   .schema_dir = cfg->schema_dir,
+				   .retention_days = cfg->retention_days };
+	struct store *st = NULL;
+	char err[512] = "";
+	int attempts = 0;
+
+	for (;;) {
+		int rc = store_open(&st, &sc, err, sizeof(err));
+		if (rc == STORE_OK) {
+			log_info("database ready%s", attempts ? " (after retrying)" : "");
+			return st;
+		}
+		/* a wrong schema or conninfo syntax will not heal: say so louder */
+		if (attempts == 0 || attempts % 30 == 0)
+			log_msg(rc == STORE_EUNAVAIL ? LOG_WARN : LOG_ERROR,
+				"could not open the database (%s); retrying every %d s, answering 503 "
+				"meanwhile", err, BG_RETRY_MS / 1000);
+		attempts++;
+		if (nap(bg, BG_RETRY_MS))
+			return NULL;
+	}
+}
+
+static void tick(struct background *bg, struct store *st)
+{
+	char err[512] = "";
+	PGconn *conn = store_conn_get(st);
+
+	if (!conn) {
+		log_debug("detector tick skipped: database unreachable");
+		return;
+	}
+	if (detect_tick(bg->app->engine, conn, time_now_ms(), err, sizeof(err)) < 0)
+		log_warn("detector tick failed: %s", err);
+	store_conn_put(st, conn, PQstatus(conn) != CONNECTION_OK);
+}
+
+static void expire(struct store *st)
+{
+	char err[512] = "";
+	int ndropped = 0;
+
+	if (store_drop_expired(st, time_now_ms(), &ndropped, err, sizeof(err)) != STORE_OK)
+		log_warn("could not drop expired partitions: %s", err);
+	else if (ndropped)
+		log_info("dropped %d expired partition(s)", ndropped);
+}
+
+static void *run(void *arg)
+{
+	struct background *bg = arg;
+	struct store *st = open_store(bg);
+	int64_t last_tick = 0, last_expire = 0;
+
+	if (!st)
+		return NULL;
+	atomic_store(&bg->app->store, st);
+	for (;;) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		int64_t ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+		if (last_expire == 0 || ms - last_expire >= BG_EXPIRE_MS) {
+			expire(st);
+			last_expire = ms;
+		}
+		if (last_tick == 0 || ms - last_tick >= BG_TICK_MS) {
+			tick(bg, st);
+			last_tick = ms;
+		}
+		if (nap(bg, 1000))
+			break;
+	}
+	return NULL;
+}
+
+struct background *background_start(struct app *app)
+{
+	struct background *bg = calloc(1, sizeof(*bg));
+	pthread_condattr_t ca;
+
+	if (!bg)
+		return NULL;
+	bg->app = app;
+	pthread_mutex_init(&bg->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&bg->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&bg->thread, NULL, run, bg) != 0) {
+		pthread_cond_destroy(&bg->cond);
+		pthread_mutex_destroy(&bg->mu);
+		free(bg);
+		return NULL;
+	}
+	return bg;
+}
+
+void background_stop(struct background *bg)
+{
+	if (!bg)
+		return;
+	pthread_mutex_lock(&bg->mu);
+	bg->stopping = true;
+	pthread_cond_broadcast(&bg->cond);
+	pthread_mutex_unlock(&bg->mu);
+	pthread_join(bg->thread, NULL);
+	pthread_cond_destroy(&bg->cond);
+	pthread_mutex_destroy(&bg->mu);
+	free(bg);
+}

@@ -1,0 +1,446 @@
+/* config.c - command line and environment (see config.h). */
+#include "config.h"
+#include "log.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef VMSCOPE_WEB_DIR
+#define VMSCOPE_WEB_DIR "web"
+#endif
+#ifndef VMSCOPE_SCHEMA_DIR
+#define VMSCOPE_SCHEMA_DIR "schema"
+#endif
+
+enum {
+	OPT_LISTEN = 256, OPT_DB, OPT_TOKEN, OPT_TOKENS_FILE, OPT_INSECURE, OPT_WEB,
+	OPT_READ_TOKEN, OPT_SCHEMA, OPT_RETENTION, OPT_MAX_BODY, OPT_THREADS,
+	OPT_MAX_CONN, OPT_TIMEOUT, OPT_POOL, OPT_RATE, OPT_LOG_LEVEL, OPT_HELP, OPT_VERSION,
+};
+
+struct opt_def {
+	const char *name;
+	int has_arg;
+	int id;
+	const char *env;	/* NULL: command line only */
+};
+
+static const struct opt_def opts[] = {
+	{ "listen", 1, OPT_LISTEN, "VMSCOPE_LISTEN" },
+	{ "db", 1, OPT_DB, "VMSCOPE_DB" },
+	{ "token", 1, OPT_TOKEN, "VMSCOPE_TOKEN" },
+	{ "tokens-file", 1, OPT_TOKENS_FILE, "VMSCOPE_TOKENS_FILE" },
+	{ "insecure-no-auth", 0, OPT_INSECURE, "VMSCOPE_INSECURE_NO_AUTH" },
+	{ "web", 1, OPT_WEB, "VMSCOPE_WEB" },
+	{ "read-token", 1, OPT_READ_TOKEN, "VMSCOPE_READ_TOKEN" },
+	{ "schema", 1, OPT_SCHEMA, "VMSCOPE_SCHEMA" },
+	{ "retention-days", 1, OPT_RETENTION, "VMSCOPE_RETENTION_DAYS" },
+	{ "max-body", 1, OPT_MAX_BODY, "VMSCOPE_MAX_BODY" },
+	{ "threads", 1, OPT_THREADS, "VMSCOPE_THREADS" },
+	{ "max-connections", 1, OPT_MAX_CONN, "VMSCOPE_MAX_CONNECTIONS" },
+	{ "timeout", 1, OPT_TIMEOUT, "VMSCOPE_TIMEOUT" },
+	{ "pool", 1, OPT_POOL, "VMSCOPE_POOL" },
+	{ "rate-limit", 1, OPT_RATE, "VMSCOPE_RATE_LIMIT" },
+	{ "log-level", 1, OPT_LOG_LEVEL, "VMSCOPE_LOG_LEVEL" },
+	{ "help", 0, OPT_HELP, NULL },
+	{ "version", 0, OPT_VERSION, NULL },
+};
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+void config_usage(FILE *out)
+{
+	fputs("usage: vmscope-server [options]\n"
+	      "Every option --foo-bar may also be set as VMSCOPE_FOO_BAR in the environment.\n"
+	      "  --listen ADDR:PORT      listen address (default 127.0.0.1:8080)\n"
+	      "  --db CONNINFO           PostgreSQL conninfo or URI (required)\n"
+	      "  --token TOKEN           an ingest token (repeatable; env: whitespace-separated)\n"
+	      "  --tokens-file FILE      ingest tokens, one a line (# comments)\n"
+	      "  --insecure-no-auth      accept ingest without a token (development only)\n"
+	      "  --read-token TOKEN      require this token for reads (API, /metrics)\n"
+	      "  --web DIR               dashboard files (default " VMSCOPE_WEB_DIR ")\n"
+	      "  --schema DIR            SQL migrations (default " VMSCOPE_SCHEMA_DIR ")\n"
+	      "  --retention-days N      raw samples kept (default 30)\n"
+	      "  --max-body BYTES        request body limit, compressed and inflated (default 8388608)\n"
+	      "  --threads N             HTTP worker threads (default 8)\n"
+	      "  --max-connections N     concurrent connections (default 1024)\n"
+	      "  --timeout S             idle connection timeout in seconds (default 30)\n"
+	      "  --pool N                database connections (default 8)\n"
+	      "  --rate-limit N          ingest requests per second per token (default 0: off)\n"
+	      "  --log-level LEVEL       debug, info, warn or error (default info)\n"
+	      "  --help, --version\n", out);
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int set_str(char **dst, const char *v, char *err, size_t errlen)
+{
+	char *copy = strdup(v);
+
+	if (!copy)
+		return fail(err, errlen, "out of memory");
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+static int parse_long(const char *name, const char *v, long min, long max, long *out,
+		      char *err, size_t errlen)
+{
+	char *end;
+
+	errno = 0;
+	long x = strtol(v, &end, 10);
+	if (errno || end == v || *end || x < min || x > max)
+		return fail(err, errlen, "--%s: expected an integer from %ld to %ld, got \"%s\"",
+			    name, min, max, v);
+	*out = x;
+	return 0;
+}
+
+/* A token: printable ASCII without spaces, at least CONFIG_MIN_TOKEN_LEN. */
+static bool token_ok(const char *t)
+{
+	size_t n = strlen(t);
+
+	if (n < CONFIG_MIN_TOKEN_LEN || n > 512)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (t[i] <= ' ' || t[i] > '~')
+			return false;
+	return true;
+}
+
+static int add_token(struct server_config *c, const char *t, size_t len, const char *from,
+		     char *err, size_t errlen)
+{
+	char *copy = strndup(t, len);
+	char **grown;
+
+	if (!copy)
+		return fail(err, errlen, "out of memory");
+	if (!token_ok(copy)) {
+		free(copy);
+		return fail(err, errlen, "%s: a token must be %d to 512 printable characters "
+			    "without spaces", from, CONFIG_MIN_TOKEN_LEN);
+	}
+	if (c->ntokens >= CONFIG_MAX_TOKENS) {
+		free(copy);
+		return fail(err, errlen, "%s: at most %d tokens", from, CONFIG_MAX_TOKENS);
+	}
+	grown = realloc(c->tokens, (c->ntokens + 1) * sizeof(*grown));
+	if (!grown) {
+		free(copy);
+		return fail(err, errlen, "out of memory");
+	}
+	c->tokens = grown;
+	c->tokens[c->ntokens++] = copy;
+	return 0;
+}
+
+/* Whitespace-separated tokens (the VMSCOPE_TOKEN variable may hold several). */
+static int add_token_list(struct server_config *c, const char *v, const char *from,
+			  char *err, size_t errlen)
+{
+	const char *p = v;
+
+	while (*p) {
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		const char *start = p;
+		while (*p && !isspace((unsigned char)*p))
+			p++;
+		if (p > start && add_token(c, start, (size_t)(p - start), from, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int read_tokens_file(struct server_config *c, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024], from[600];
+	int lineno = 0, rc = 0;
+
+	if (!f)
+		return fail(err, errlen, "could not open tokens file %s: %s", path, strerror(errno));
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+		lineno++;
+		while (n && isspace((unsigned char)line[n - 1]))
+			line[--n] = '\0';
+		const char *t = line;
+		while (*t && isspace((unsigned char)*t))
+			t++;
+		if (!*t || *t == '#')
+			continue;
+		snprintf(from, sizeof(from), "%.500s:%d", path, lineno);
+		rc = add_token(c, t, strlen(t), from, err, errlen);
+	}
+	if (rc == 0 && ferror(f))
+		rc = fail(err, errlen, "could not read tokens file %s", path);
+	fclose(f);
+	return rc;
+}
+
+static bool env_true(const char *v)
+{
+	return v && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 ||
+		     strcasecmp(v, "yes") == 0 || strcasecmp(v, "on") == 0);
+}
+
+/* Applies one option value (from argv or the environment). */
+static int apply(struct server_config *c, const struct opt_def *o, const char *v,
+		 char *err, size_t errlen)
+{
+	long x;
+
+	switch (o->id) {
+	case OPT_LISTEN: {
+		char addr[64];
+		unsigned port;
+		if (config_split_listen(v, addr, sizeof(addr), &port) < 0)
+			return fail(err, errlen, "--listen: expected ADDR:PORT, got \"%s\"", v);
+		return set_str(&c->listen, v, err, errlen);
+	}
+	case OPT_DB: return set_str(&c->db, v, err, errlen);
+	case OPT_TOKEN: return add_token_list(c, v, "--token", err, errlen);
+	case OPT_TOKENS_FILE: return read_tokens_file(c, v, err, errlen);
+	case OPT_INSECURE: c->insecure_no_auth = v ? env_true(v) : true; return 0;
+	case OPT_WEB: return set_str(&c->web_dir, v, err, errlen);
+	case OPT_READ_TOKEN:
+		if (!token_ok(v))
+			return fail(err, errlen, "--read-token: a token must be %d to 512 printable "
+				    "characters without spaces", CONFIG_MIN_TOKEN_LEN);
+		return set_str(&c->read_token, v, err, errlen);
+	case OPT_SCHEMA: return set_str(&c->schema_dir, v, err, errlen);
+	case OPT_RETENTION:
+		if (parse_long(o->name, v, 1, 36500, &x, err, errlen) < 0)
+			return -1;
+		c->retention_days = (int)x;
+		return 0;
+	case OPT_MAX_BODY:
+		if (parse_long(o->name, v, 1024, 1L << 30, &x, err, errlen) < 0)
+			return -1;
+		c->max_body = (size_t)x;
+		return 0;
+	case OPT_THREADS:
+		if (parse_long(o->name, v, 1, 256, &x, err, errlen) < 0)
+			return -1;
+		c->threads = (int)x;
+		return 0;
+	case OPT_MAX_CONN:
+		if (parse_long(o->name, v, 1, 1000000, &x, err, errlen) < 0)
+			return -1;
+		c->max_connections = (int)x;
+		return 0;
+	case OPT_TIMEOUT:
+		if (parse_long(o->name, v, 1, 3600, &x, err, errlen) < 0)
+			return -1;
+		c->timeout_s = (int)x;
+		return 0;
+	case OPT_POOL:
+		if (parse_long(o->name, v, 1, 256, &x, err, errlen) < 0)
+			return -1;
+		c->pool = (int)x;
+		return 0;
+	case OPT_RATE: {
+		char *end;
+		errno = 0;
+		double d = strtod(v, &end);
+		if (errno || end == v || *end || !(d >= 0 && d <= 1e6))
+			return fail(err, errlen, "--rate-limit: expected requests per second "
+				    "from 0 (off) to 1000000, got \"%s\"", v);
+		c->rate_limit = d;
+		return 0;
+	}
+	case OPT_LOG_LEVEL: {
+		int lvl = log_level_parse(v);
+		if (lvl < 0)
+			return fail(err, errlen, "--log-level: expected debug, info, warn or error, "
+				    "got \"%s\"", v);
+		c->log_level = lvl;
+		return 0;
+	}
+	case OPT_HELP: c->help = true; return 0;
+	case OPT_VERSION: c->version = true; return 0;
+	}
+	return fail(err, errlen, "unknown option");
+}
+
+/* An installed copy (<prefix>/share/vmscope/<what> beside <prefix>/bin)
+ * wins over the source tree the binary was built in. */
+static char *default_dir(const char *what, const char *built_in)
+{
+	char exe[PATH_MAX], cand[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n > 0) {
+		exe[n] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(cand, sizeof(cand), "%s/../share/vmscope/%s", exe, what);
+			if (access(cand, R_OK | X_OK) == 0)
+				return strdup(cand);
+		}
+	}
+	return strdup(built_in);
+}
+
+int config_parse(struct server_config *c, int argc, char **argv, char *err, size_t errlen)
+{
+	struct option lopts[NOPTS + 1];
+	bool seen[NOPTS] = { false };
+	bool tokens_from_cli = false;
+
+	memset(c, 0, sizeof(*c));
+	c->retention_days = 30;
+	c->max_body = 8u << 20;
+	c->threads = 8;
+	c->max_connections = 1024;
+	c->timeout_s = 30;
+	c->pool = 8;
+	c->log_level = LOG_INFO;
+	if (set_str(&c->listen, "127.0.0.1:8080", err, errlen) < 0)
+		goto fail;
+
+	for (size_t i = 0; i < NOPTS; i++) {
+		lopts[i].name = opts[i].name;
+		lopts[i].has_arg = opts[i].has_arg ? required_argument : no_argument;
+		lopts[i].flag = NULL;
+		lopts[i].val = opts[i].id;
+	}
+	memset(&lopts[NOPTS], 0, sizeof(lopts[NOPTS]));
+
+	optind = 1;
+	opterr = 0;
+	for (;;) {
+		int idx = -1;
+		int ch = getopt_long(argc, argv, "hV", lopts, &idx);
+		if (ch == -1)
+			break;
+		if (ch == 'h')
+			ch = OPT_HELP;
+		if (ch == 'V')
+			ch = OPT_VERSION;
+		if (ch == '?' || ch == ':') {
+			fail(err, errlen, "unknown option or missing value: %s",
+			     optind > 0 && optind <= argc ? argv[optind - 1] : "?");
+			goto fail;
+		}
+		for (size_t i = 0; i < NOPTS; i++) {
+			if (opts[i].id != ch)
+				continue;
+			seen[i] = true;
+			if (ch == OPT_TOKEN || ch == OPT_TOKENS_FILE)
+				tokens_from_cli = true;
+			if (apply(c, &opts[i], opts[i].has_arg ? optarg : NULL, err, errlen) < 0)
+				goto fail;
+		}
+	}
+	if (optind < argc) {
+		fail(err, errlen, "unexpected argument: %s", argv[optind]);
+		goto fail;
+	}
+	/* the environment fills what the command line left unset; tokens from
+	 * the environment are ignored when the command line gave some */
+	for (size_t i = 0; i < NOPTS; i++) {
+		const char *v = opts[i].env ? getenv(opts[i].env) : NULL;
+		if (seen[i] || !v || !*v)
+			continue;
+		if ((opts[i].id == OPT_TOKEN || opts[i].id == OPT_TOKENS_FILE) && tokens_from_cli)
+			continue;
+		if (apply(c, &opts[i], v, err, errlen) < 0) {
+			size_t n = strlen(err);
+			snprintf(err + n, errlen > n ? errlen - n : 0, " (from %s)", opts[i].env);
+			goto fail;
+		}
+	}
+	if (!c->web_dir)
+		c->web_dir = default_dir("web", VMSCOPE_WEB_DIR);
+	if (!c->schema_dir)
+		c->schema_dir = default_dir("schema", VMSCOPE_SCHEMA_DIR);
+	if (!c->web_dir || !c->schema_dir) {
+		fail(err, errlen, "out of memory");
+		goto fail;
+	}
+	return 0;
+fail:
+	config_release(c);
+	return -1;
+}
+
+int config_check(const struct server_config *c, char *err, size_t errlen)
+{
+	if (!c->db || !*c->db)
+		return fail(err, errlen, "no database: give --db CONNINFO or set VMSCOPE_DB");
+	if (c->ntokens == 0 && !c->insecure_no_auth)
+		return fail(err, errlen, "no ingest token: give --token TOKEN or --tokens-file FILE "
+			    "(or VMSCOPE_TOKEN / VMSCOPE_TOKENS_FILE); --insecure-no-auth accepts "
+			    "samples from anyone, for local development only");
+	return 0;
+}
+
+void config_release(struct server_config *c)
+{
+	free(c->listen);
+	free(c->db);
+	for (size_t i = 0; i < c->ntokens; i++)
+		free(c->tokens[i]);
+	free(c->tokens);
+	free(c->read_token);
+	free(c->web_dir);
+	free(c->schema_dir);
+	memset(c, 0, sizeof(*c));
+}
+
+int config_split_listen(const char *listen, char *addr, size_t addrlen, unsigned *port)
+{
+	const char *colon;
+	size_t alen;
+	const char *a = listen;
+
+	if (listen[0] == '[') {
+		const char *close = strchr(listen, ']');
+		if (!close || close[1] != ':')
+			return -1;
+		a = listen + 1;
+		alen = (size_t)(close - a);
+		colon = close + 1;
+	} else {
+		colon = strrchr(listen, ':');
+		if (!colon)
+			return -1;
+		alen = (size_t)(colon - listen);
+	}
+	if (alen == 0) {
+		a = "0.0.0.0";
+		alen = 7;
+	}
+	if (alen >= addrlen)
+		return -1;
+	memcpy(addr, a, alen);
+	addr[alen] = '\0';
+	char *end;
+	errno = 0;
+	long p = strtol(colon + 1, &end, 10);
+	if (errno || end == colon + 1 || *end || p < 0 || p > 65535)
+		return -1;
+	*port = (unsigned)p;
+	return 0;
+}

@@ -1,0 +1,57 @@
+/* config.h - the server's settings from its command line and environment
+ * (CONTRACT.md §4). Every flag --foo-bar also comes from VMSCOPE_FOO_BAR; a
+ * flag given on the command line wins over the environment.
+ *
+ * Ownership: config_parse fills a struct server_config whose strings it
+ * owns; config_release frees them. */
+#ifndef VMSCOPE_CONFIG_H
+#define VMSCOPE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define CONFIG_MAX_TOKENS 4096
+#define CONFIG_MIN_TOKEN_LEN 8
+
+struct server_config {
+	char *listen;		/* "ADDR:PORT" or "[V6ADDR]:PORT" */
+	char *db;		/* libpq conninfo */
+	char **tokens;		/* ingest tokens */
+	size_t ntokens;
+	bool insecure_no_auth;
+	char *read_token;	/* NULL: reads are open */
+	char *web_dir;
+	char *schema_dir;
+	int retention_days;	/* default 30 */
+	size_t max_body;	/* bytes, compressed and inflated; default 8 MiB */
+	int threads;		/* MHD thread pool; default 8 */
+	int max_connections;	/* default 1024 */
+	int timeout_s;		/* idle connection timeout; default 30 */
+	int pool;		/* database connections; default 8 */
+	double rate_limit;	/* requests/s per ingest token; 0 = off */
+	int log_level;		/* enum log_level */
+	bool help, version;
+};
+
+/* Parses argv (and the environment through getenv) into *c, filling
+ * defaults first. Returns 0, or -1 with a message in err (the caller prints
+ * it with the usage hint and exits 2). Reads --tokens-file. On error *c is
+ * released. Does not check that tokens exist (config_check does). */
+int config_parse(struct server_config *c, int argc, char **argv, char *err, size_t errlen);
+
+/* Checks the combination of settings a server can start with: a database,
+ * ingest tokens unless insecure_no_auth. Returns 0 or -1 with err. */
+int config_check(const struct server_config *c, char *err, size_t errlen);
+
+/* Frees what config_parse allocated; safe on a zeroed struct. */
+void config_release(struct server_config *c);
+
+void config_usage(FILE *out);
+
+/* Splits "host:port" / "[v6]:port" into addr (a numeric address, buffer of
+ * at least 64) and port. Returns 0 or -1 when malformed. ":8080" means all
+ * IPv4 addresses. */
+int config_split_listen(const char *listen, char *addr, size_t addrlen, unsigned *port);
+
+#endif

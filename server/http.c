@@ -1,0 +1,244 @@
+/* http.c - libmicrohttpd daemon, routing, auth and request logging (see http.h).
+ *
+ * libmicrohttpd calls on_request several times per request: once when the
+ * headers are in (we create struct request then and answer everything but
+ * an ingest upload right away), then once per chunk of upload data, then
+ * once with no data (the ingest is processed then). on_completed runs when
+ * the request is done, answered or not, and frees it. */
+#include "http.h"
+#include "api_fleet.h"
+#include "api_read.h"
+#include "auth.h"
+#include "ingest.h"
+#include "log.h"
+#include "metrics.h"
+#include "respond.h"
+#include "static.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+struct http_server {
+	struct MHD_Daemon *d;
+};
+
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+bool http_read_allowed(struct request *rq)
+{
+	const char *want = rq->app->cfg->read_token;
+	const char *tok;
+	size_t len = 0;
+
+	if (!want)
+		return true;
+	tok = auth_bearer(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Authorization"), &len);
+	if (!tok) {
+		const char *q = NULL;
+		if (MHD_lookup_connection_value_n(rq->conn, MHD_GET_ARGUMENT_KIND, "token", 5, &q,
+						  &len) != MHD_YES)
+			q = NULL;
+		tok = q;
+	}
+	if (tok && auth_token_equal(tok, len, want))
+		return true;
+	rq->www_authenticate = true;
+	respond_error(rq, 401, tok ? "wrong read token" : "missing read token", NULL,
+		      "this server needs --read-token for reads: send Authorization: Bearer TOKEN "
+		      "or ?token=TOKEN");
+	return false;
+}
+
+/* Answers a request that has no upload to wait for. */
+static enum MHD_Result dispatch(struct request *rq)
+{
+	enum route_id id = rq->route.id;
+
+	if (id == ROUTE_NOT_FOUND)
+		return respond_error(rq, 404, "no such endpoint", rq->path,
+				     "see docs/api.md for the endpoints");
+	if (!route_method_ok(id, rq->method)) {
+		rq->allow = route_allow(id);
+		return respond_error(rq, 405, "method not allowed", NULL, NULL);
+	}
+	if (id == ROUTE_HOST || id == ROUTE_HOST_CGROUPS || id == ROUTE_HOST_METRICS ||
+	    id == ROUTE_HOST_SERIES) {
+		if (rq->route.bad_host)
+			return respond_error(rq, 404, "no such host", NULL,
+					     "host names are 1 to 253 characters of A-Za-z0-9._-");
+	}
+	switch (id) {
+	case ROUTE_HEALTHZ:
+		return api_healthz(rq);
+	case ROUTE_STATIC:
+		return static_serve(rq);
+	default:
+		break;
+	}
+	if (!http_read_allowed(rq))
+		return rq->answered ? MHD_YES : MHD_NO;
+	switch (id) {
+	case ROUTE_METRICS: return api_metrics(rq);
+	case ROUTE_HOSTS: return api_hosts(rq);
+	case ROUTE_HOST: return api_host(rq);
+	case ROUTE_HOST_CGROUPS: return api_cgroups(rq);
+	case ROUTE_HOST_METRICS: return api_host_metrics(rq);
+	case ROUTE_HOST_SERIES: return api_series(rq);
+	case ROUTE_ALERTS: return api_alerts(rq);
+	case ROUTE_FLEET: return api_fleet(rq);
+	default:
+		return respond_error(rq, 500, "internal error", "unrouted endpoint", NULL);
+	}
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_data_size, void **con_cls)
+{
+	struct app *app = cls;
+	struct request *rq = *con_cls;
+
+	(void)version;
+	if (!rq) {
+		rq = calloc(1, sizeof(*rq));
+		if (!rq)
+			return MHD_NO;
+		rq->app = app;
+		rq->conn = conn;
+		rq->method = method;
+		rq->t0_us = mono_us();
+		rq->path = strdup(url);
+		*con_cls = rq;
+		if (!rq->path)
+			return MHD_NO;
+		route_match(url, &rq->route);
+		if (rq->route.id == ROUTE_SAMPLES && strcmp(method, "POST") == 0)
+			return ingest_begin(rq);
+		return dispatch(rq);
+	}
+	if (rq->answered) {
+		/* answered early: libmicrohttpd discards the rest of the upload */
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		enum MHD_Result r = ingest_data(rq, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		return r;
+	}
+	return ingest_finish(rq);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct request *rq = *con_cls;
+
+	(void)cls;
+	(void)conn;
+	if (!rq)
+		return;
+	double ms = (double)(mono_us() - rq->t0_us) / 1000.0;
+	if (rq->status)
+		metrics_request(rq->status);
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		log_info("%s %s %u %.1fms", rq->method, rq->path ? rq->path : "?", rq->status, ms);
+	else
+		log_info("%s %s %u %.1fms (connection ended early: %d)", rq->method,
+			 rq->path ? rq->path : "?", rq->status, ms, (int)toe);
+	body_release(&rq->body);
+	free(rq->path);
+	free(rq);
+	*con_cls = NULL;
+}
+
+static size_t on_unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	(void)cls;
+	(void)c;
+	return route_unescape(s);
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	(void)cls;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	size_t n = strlen(line);
+	while (n && line[n - 1] == '\n')
+		line[--n] = '\0';
+	log_debug("libmicrohttpd: %s", line);
+}
+
+struct http_server *http_start(struct app *app, char *err, size_t errlen)
+{
+	const struct server_config *cfg = app->cfg;
+	struct sockaddr_storage ss;
+	char addr[64];
+	unsigned port;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	struct http_server *srv;
+
+	memset(&ss, 0, sizeof(ss));
+	if (config_split_listen(cfg->listen, addr, sizeof(addr), &port) < 0) {
+		snprintf(err, errlen, "--listen: expected ADDR:PORT, got \"%s\"", cfg->listen);
+		return NULL;
+	}
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)port);
+	} else if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)port);
+		flags |= MHD_USE_IPv6;
+	} else {
+		snprintf(err, errlen, "--listen: \"%s\" is not a numeric IPv4 or IPv6 address", addr);
+		return NULL;
+	}
+	srv = calloc(1, sizeof(*srv));
+	if (!srv) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	srv->d = MHD_start_daemon(
+		flags, (uint16_t)port, NULL, NULL, on_request, app,
+		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)cfg->threads,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->max_connections,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->timeout_s,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, app,
+		MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, NULL,
+		MHD_OPTION_END);
+	if (!srv->d) {
+		snprintf(err, errlen, "could not listen on %s (address in use or not local?)",
+			 cfg->listen);
+		free(srv);
+		return NULL;
+	}
+	return srv;
+}
+
+void http_stop(struct http_server *srv)
+{
+	if (!srv)
+		return;
+	MHD_stop_daemon(srv->d);
+	free(srv);
+}

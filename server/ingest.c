@@ -1,0 +1,278 @@
+/* ingest.c - POST /api/v1/samples (see ingest.h). */
+#include "ingest.h"
+#include "auth.h"
+#include "detect.h"
+#include "log.h"
+#include "metrics.h"
+#include "ratelimit.h"
+#include "respond.h"
+#include "store.h"
+#include "timeparse.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int fail(struct ingest_error *e, const char *hint, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail(struct ingest_error *e, const char *hint, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(e->error, sizeof(e->error), fmt, ap);
+	va_end(ap);
+	snprintf(e->hint, sizeof(e->hint), "%s", hint ? hint : "");
+	return -1;
+}
+
+bool ingest_depth_ok(const char *buf, size_t len, int max_depth)
+{
+	int depth = 0;
+	bool in_str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = buf[i];
+		if (in_str) {
+			if (c == '\\')
+				i++;	/* skip the escaped character */
+			else if (c == '"')
+				in_str = false;
+			continue;
+		}
+		if (c == '"') {
+			in_str = true;
+		} else if (c == '[' || c == '{') {
+			if (++depth > max_depth)
+				return false;
+		} else if (c == ']' || c == '}') {
+			depth--;
+		}
+	}
+	return true;
+}
+
+void ingest_batch_release(struct ingest_batch *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		sample_release(&b->s[i]);
+	free(b->s);
+	b->s = NULL;
+	b->n = 0;
+}
+
+/* Validates sample idx of the body into s (initialised); -1 with e. */
+static int one_sample(struct sample *s, const json_t *obj, size_t idx, int64_t now_ms,
+		      int64_t oldest_ms, int retention_days, struct ingest_error *e)
+{
+	char err[SAMPLE_ERR_MAX];
+	char when[40], limit[40];
+
+	if (sample_from_json(s, obj, err) < 0)
+		return fail(e, "fix the field named; nothing of this request was stored",
+			    "could not parse sample %zu: %s", idx, err);
+	if (s->ts_ms > now_ms + INGEST_MAX_SKEW_MS) {
+		fail(e, "synchronise the agent's clock (NTP); samples may be at most 10 minutes "
+		     "ahead of the server's", "could not accept sample %zu: ts: %s is more than "
+		     "10 minutes ahead of the server's clock (clock skew)", idx,
+		     time_format(s->ts_ms, when, sizeof(when)));
+		snprintf(e->detail, sizeof(e->detail), "server time %s",
+			 time_format(now_ms, limit, sizeof(limit)));
+		sample_release(s);
+		return -1;
+	}
+	if (s->ts_ms < oldest_ms) {
+		fail(e, "samples older than the raw-data retention cannot be stored",
+		     "could not accept sample %zu: ts: %s is older than the raw-data retention "
+		     "(%d days)", idx, time_format(s->ts_ms, when, sizeof(when)), retention_days);
+		snprintf(e->detail, sizeof(e->detail), "oldest accepted %s",
+			 time_format(oldest_ms, limit, sizeof(limit)));
+		sample_release(s);
+		return -1;
+	}
+	return 0;
+}
+
+int ingest_parse(const char *buf, size_t len, int64_t now_ms, int64_t oldest_ms,
+		 int retention_days, struct ingest_batch *b, struct ingest_error *e)
+{
+	json_error_t jerr;
+	json_t *root;
+	size_t n;
+	int rc = 0;
+
+	memset(e, 0, sizeof(*e));
+	b->s = NULL;
+	b->n = 0;
+	if (!ingest_depth_ok(buf, len, INGEST_MAX_DEPTH))
+		return fail(e, "a sample nests 6 levels deep", "could not parse JSON: nested "
+			    "deeper than %d levels", INGEST_MAX_DEPTH);
+	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		fail(e, "send a sample object or an array of them (UTF-8 JSON, integers at most "
+		     "2^63-1, no duplicate keys)", "could not parse JSON: %s", jerr.text);
+		snprintf(e->detail, sizeof(e->detail), "line %d, column %d", jerr.line, jerr.column);
+		return -1;
+	}
+	if (json_is_object(root)) {
+		n = 1;
+	} else if (json_is_array(root)) {
+		n = json_array_size(root);
+	} else {
+		json_decref(root);
+		return fail(e, NULL, "could not parse JSON: expected a sample object or an array "
+			    "of sample objects");
+	}
+	if (n) {
+		b->s = calloc(n, sizeof(*b->s));
+		if (!b->s) {
+			json_decref(root);
+			return fail(e, NULL, "out of memory");
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const json_t *obj = json_is_array(root) ? json_array_get(root, i) : root;
+		sample_init(&b->s[i]);
+		if (one_sample(&b->s[i], obj, i, now_ms, oldest_ms, retention_days, e) < 0) {
+			rc = -1;
+			break;
+		}
+		b->n = i + 1;
+	}
+	json_decref(root);
+	if (rc < 0)
+		ingest_batch_release(b);
+	return rc;
+}
+
+enum MHD_Result ingest_begin(struct request *rq)
+{
+	struct app *app = rq->app;
+	const struct server_config *cfg = app->cfg;
+	size_t key = 0;
+	int retry;
+
+	if (!cfg->insecure_no_auth) {
+		size_t len = 0;
+		const char *tok = auth_bearer(
+			MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Authorization"), &len);
+		int idx = tok ? auth_find(tok, len, cfg->tokens, cfg->ntokens) : -1;
+		if (idx < 0) {
+			rq->www_authenticate = true;
+			return respond_error(rq, 401, tok ? "wrong ingest token" : "missing ingest token",
+					     NULL, "send Authorization: Bearer TOKEN with a token "
+					     "the server was given (--token or --tokens-file)");
+		}
+		key = (size_t)idx;
+	}
+	if (!ratelimit_take(app->rl, key, time_now_ms(), &retry)) {
+		rq->retry_after = retry;
+		return respond_error(rq, 429, "rate limit exceeded", NULL,
+				     "this token may post at most --rate-limit requests per second");
+	}
+	if (!app_store(app))
+		return respond_unavailable(rq);
+	switch (body_check_content_length(
+		MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Content-Length"), cfg->max_body)) {
+	case BODY_ETOOBIG:
+		return respond_error(rq, 413, "request body too large", NULL,
+				     "split the batch; the server takes at most --max-body bytes");
+	case BODY_ECORRUPT:
+		return respond_error(rq, 400, "bad Content-Length", NULL, NULL);
+	default:
+		break;
+	}
+	rq->encoding = body_encoding(
+		MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Content-Encoding"));
+	if (rq->encoding < 0)
+		return respond_error(rq, 415, "unsupported Content-Encoding", NULL,
+				     "send the body as is or with Content-Encoding: gzip");
+	body_init(&rq->body, cfg->max_body);
+	return MHD_YES;
+}
+
+enum MHD_Result ingest_data(struct request *rq, const char *data, size_t len)
+{
+	int rc = body_append(&rq->body, data, len);
+
+	if (rc == BODY_ENOMEM)
+		return respond_error(rq, 500, "out of memory", NULL, NULL) == MHD_YES ? MHD_YES : MHD_NO;
+	if (rc == BODY_ETOOBIG) {
+		/* answer now when libmicrohttpd lets us; else close the connection
+		 * rather than read an unbounded body */
+		if (respond_error(rq, 413, "request body too large", NULL,
+				  "split the batch; the server takes at most --max-body bytes") == MHD_YES)
+			return MHD_YES;
+		log_info("%s %s: body over %zu bytes, closing the connection", rq->method, rq->path,
+			 rq->body.limit);
+		return MHD_NO;
+	}
+	return MHD_YES;
+}
+
+enum MHD_Result ingest_finish(struct request *rq)
+{
+	struct app *app = rq->app;
+	struct store *st = app_store(app);
+	const char *buf = rq->body.buf ? rq->body.buf : "";
+	size_t len = rq->body.len;
+	char *inflated = NULL;
+	struct ingest_batch b;
+	struct ingest_error e;
+	char err[512] = "";
+	size_t nfresh = 0;
+	enum MHD_Result r;
+	double t0 = mono_s();
+
+	if (rq->body.too_big)
+		return respond_error(rq, 413, "request body too large", NULL,
+				     "split the batch; the server takes at most --max-body bytes");
+	if (!st)
+		return respond_unavailable(rq);
+	if (rq->encoding == 1) {
+		switch (body_gunzip(buf, len, app->cfg->max_body, &inflated, &len)) {
+		case BODY_OK:
+			buf = inflated;
+			break;
+		case BODY_ETOOBIG:
+			return respond_error(rq, 413, "request body too large once inflated", NULL,
+					     "split the batch; the server takes at most --max-body "
+					     "bytes after decompression");
+		case BODY_ECORRUPT:
+			return respond_error(rq, 400, "could not decompress the body: not valid gzip",
+					     NULL, NULL);
+		default:
+			return respond_error(rq, 500, "out of memory", NULL, NULL);
+		}
+	}
+	int64_t now = time_now_ms();
+	if (ingest_parse(buf, len, now, store_oldest_accepted_ms(st, now),
+			 app->cfg->retention_days, &b, &e) < 0) {
+		free(inflated);
+		metrics_ingest_refused(1);
+		return respond_error(rq, 400, e.error, e.detail, e.hint);
+	}
+	free(inflated);
+	struct store_tx_hook hook = { detect_store_hook, app->engine };
+	int rc = b.n ? store_put_samples(st, b.s, b.n, &hook, &nfresh, err, sizeof(err)) : STORE_OK;
+	if (rc != STORE_OK) {
+		if (rc == STORE_EINVAL)
+			metrics_ingest_refused(b.n);
+		r = respond_store_error(rq, rc, err);
+	} else {
+		metrics_ingest_ok(b.n, nfresh, mono_s() - t0);
+		r = respond_json(rq, 202, json_pack("{s:I}", "accepted", (json_int_t)b.n));
+	}
+	ingest_batch_release(&b);
+	return r;
+}

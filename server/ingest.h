@@ -1,0 +1,56 @@
+/* ingest.h - POST /api/v1/samples (CONTRACT.md §2).
+ *
+ * The request is refused before its body is read when the token is wrong
+ * (401), the rate limit is hit (429), the database was never reached (503),
+ * Content-Length is over --max-body (413) or the encoding is unknown (415).
+ * Otherwise the body is collected under the limit, inflated under the same
+ * limit when gzip, parsed with jansson (duplicate keys refused, nesting
+ * depth capped), every sample validated by sample_from_json and checked
+ * against the clock and the retention, and the whole batch stored in one
+ * transaction with the detectors' hook: all or nothing. */
+#ifndef VMSCOPE_INGEST_H
+#define VMSCOPE_INGEST_H
+
+#include <microhttpd.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "app.h"
+#include "sample.h"
+
+#define INGEST_MAX_DEPTH 32		/* JSON nesting; a sample needs 6 */
+#define INGEST_MAX_SKEW_MS (10 * 60 * 1000)	/* ts ahead of our clock */
+
+/* The http.c entry points: first callback, each upload chunk, the end. */
+enum MHD_Result ingest_begin(struct request *rq);
+enum MHD_Result ingest_data(struct request *rq, const char *data, size_t len);
+enum MHD_Result ingest_finish(struct request *rq);
+
+/* The validated samples of one request. Owned: ingest_batch_release frees. */
+struct ingest_batch {
+	struct sample *s;
+	size_t n;
+};
+
+/* Why a body was refused (HTTP 400); strings as in respond_error. */
+struct ingest_error {
+	char error[SAMPLE_ERR_MAX + 64];
+	char detail[160];
+	char hint[160];
+};
+
+/* True when no array or object in buf[0..len) nests deeper than max_depth
+ * (counted outside strings). A cheap pass before the parser sees the body. */
+bool ingest_depth_ok(const char *buf, size_t len, int max_depth);
+
+/* Parses a body (a sample object or an array of them) into b, refusing the
+ * whole body on the first bad sample: "could not parse sample N: <field
+ * path>: <expected>" (N counts from 0 in the array; 0 for a lone object),
+ * ts more than 10 minutes after now_ms (clock skew) or before oldest_ms
+ * (retention). Returns 0, or -1 with e filled and b empty. */
+int ingest_parse(const char *buf, size_t len, int64_t now_ms, int64_t oldest_ms,
+		 int retention_days, struct ingest_batch *b, struct ingest_error *e);
+
+void ingest_batch_release(struct ingest_batch *b);
+
+#endif

@@ -1,0 +1,102 @@
+/* main.c - vmscope-server: parse the configuration, start the background
+ * thread (database, detector tick, retention) and the HTTP server, wait for
+ * SIGINT/SIGTERM, then stop everything in reverse order and free it all. */
+#include "app.h"
+#include "background.h"
+#include "config.h"
+#include "detect.h"
+#include "http.h"
+#include "log.h"
+#include "metrics.h"
+#include "ratelimit.h"
+#include "store.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef VMSCOPE_VERSION
+#define VMSCOPE_VERSION "0.1.0"
+#endif
+
+int main(int argc, char **argv)
+{
+	struct server_config cfg;
+	struct app app;
+	struct background *bg = NULL;
+	struct http_server *srv = NULL;
+	char err[1024];
+	sigset_t sigs;
+	int sig = 0, rc = 1;
+
+	if (config_parse(&cfg, argc, argv, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vmscope-server: %s\n(see vmscope-server --help)\n", err);
+		return 2;
+	}
+	if (cfg.help || cfg.version) {
+		if (cfg.help)
+			config_usage(stdout);
+		else
+			printf("vmscope-server %s\n", VMSCOPE_VERSION);
+		config_release(&cfg);
+		return 0;
+	}
+	if (config_check(&cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vmscope-server: %s\n", err);
+		config_release(&cfg);
+		return 2;
+	}
+	log_set_level((enum log_level)cfg.log_level);
+	metrics_reset();
+	if (cfg.insecure_no_auth) {
+		for (int i = 0; i < 3; i++)
+			log_warn("*** --insecure-no-auth: ANYONE who can reach %s may post samples; "
+				 "for local development only ***", cfg.listen);
+	}
+
+	/* every thread created from here on inherits the blocked signals, so
+	 * only sigwait below sees them */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	memset(&app, 0, sizeof(app));
+	app.cfg = &cfg;
+	atomic_init(&app.store, NULL);
+	app.engine = detect_engine_new();
+	app.rl = ratelimit_new(cfg.rate_limit, cfg.ntokens ? cfg.ntokens : 1);
+	if (!app.engine || !app.rl) {
+		fprintf(stderr, "vmscope-server: out of memory\n");
+		goto out;
+	}
+	bg = background_start(&app);
+	if (!bg) {
+		fprintf(stderr, "vmscope-server: could not start the background thread\n");
+		goto out;
+	}
+	srv = http_start(&app, err, sizeof(err));
+	if (!srv) {
+		fprintf(stderr, "vmscope-server: %s\n", err);
+		goto out;
+	}
+	log_info("vmscope-server %s listening on %s (web %s, %zu ingest token(s)%s%s)",
+		 VMSCOPE_VERSION, cfg.listen, cfg.web_dir, cfg.ntokens,
+		 cfg.insecure_no_auth ? ", NO AUTH" : "", cfg.read_token ? ", read token" : "");
+	if (sigwait(&sigs, &sig) != 0)
+		sig = 0;
+	log_info("got %s, shutting down", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "?");
+	rc = 0;
+out:
+	http_stop(srv);		/* no handler runs after this */
+	background_stop(bg);
+	store_close(atomic_load(&app.store));
+	detect_engine_free(app.engine);
+	ratelimit_free(app.rl);
+	config_release(&cfg);
+	if (rc == 0)
+		log_info("stopped");
+	return rc;
+}

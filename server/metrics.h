@@ -1,0 +1,29 @@
+/* metrics.h - the server's own counters, rendered for GET /metrics in the
+ * Prometheus text format. Process-wide, lock-free (C11 atomics). */
+#ifndef VMSCOPE_METRICS_H
+#define VMSCOPE_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One answered request with this HTTP status. */
+void metrics_request(unsigned status);
+
+/* One ingest request that stored `accepted` samples (of which `fresh` were
+ * new) in `seconds`. */
+void metrics_ingest_ok(size_t accepted, size_t fresh, double seconds);
+
+/* Samples refused with 400 (the whole request counts). */
+void metrics_ingest_refused(size_t nsamples);
+
+/* A database error answered with 503 or 500. */
+void metrics_db_error(void);
+
+/* Renders the text exposition; returns a malloc'd string (caller frees) or
+ * NULL when out of memory. */
+char *metrics_render(bool db_up, size_t *len);
+
+/* Zeroes every counter (unit tests). */
+void metrics_reset(void);
+
+#endif

@@ -1,0 +1,194 @@
+/* params.c - query parameter validation (see params.h). */
+#include "params.h"
+#include "names.h"
+#include "timeparse.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TIME_EXPECT "expected Unix seconds or an RFC 3339 time (2026-11-30T10:00:00Z)"
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int param_parse_int(const char *s, long min, long max, long *out)
+{
+	char *end;
+
+	if (!s || !*s || s[0] == ' ' || s[0] == '+' || strlen(s) > 20)
+		return -1;
+	errno = 0;
+	long x = strtol(s, &end, 10);
+	if (errno || end == s || *end || x < min || x > max)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+/* Looks name up; *v = NULL when absent. -1 (with err) when the value held
+ * a NUL byte or is empty. */
+static int get(const struct param_src *src, const char *name, const char **v, char *err,
+	       size_t errlen)
+{
+	size_t len = 0;
+
+	*v = src->get(src->ctx, name, &len);
+	if (!*v)
+		return 0;
+	if (len != strlen(*v) || len == 0)
+		return fail(err, errlen, "%s: expected a value", name);
+	return 0;
+}
+
+static int get_host(const struct param_src *src, const char **v, char *err, size_t errlen)
+{
+	if (get(src, "host", v, err, errlen) < 0)
+		return -1;
+	if (*v && !name_host_valid(*v, strlen(*v)))
+		return fail(err, errlen, "host: expected 1 to 253 characters of A-Za-z0-9._-");
+	return 0;
+}
+
+static int get_cgroup(const struct param_src *src, const char **v, char *err, size_t errlen)
+{
+	if (get(src, "cgroup", v, err, errlen) < 0)
+		return -1;
+	if (*v && !name_cgroup_path_valid(*v, strlen(*v)))
+		return fail(err, errlen, "cgroup: expected a cgroup path (printable UTF-8 "
+			    "starting with /, no . or .. components, at most %d bytes)",
+			    CGROUP_PATH_MAXLEN);
+	return 0;
+}
+
+static int get_time(const struct param_src *src, const char *name, int64_t *ms, bool *given,
+		    char *err, size_t errlen)
+{
+	const char *v;
+
+	*given = false;
+	if (get(src, name, &v, err, errlen) < 0)
+		return -1;
+	if (!v)
+		return 0;
+	if (time_parse(v, ms) < 0)
+		return fail(err, errlen, "%s: " TIME_EXPECT, name);
+	*given = true;
+	return 0;
+}
+
+static int get_int(const struct param_src *src, const char *name, long min, long max,
+		   long *out, char *err, size_t errlen)
+{
+	const char *v;
+
+	if (get(src, name, &v, err, errlen) < 0)
+		return -1;
+	if (v && param_parse_int(v, min, max, out) < 0)
+		return fail(err, errlen, "%s: expected an integer from %ld to %ld", name, min, max);
+	return 0;
+}
+
+int params_alerts(const struct param_src *src, struct alert_query *q, char *err, size_t errlen)
+{
+	const char *kind, *state;
+	long limit = 100;
+	bool given;
+
+	memset(q, 0, sizeof(*q));
+	q->state = "all";
+	q->since_ms = INT64_MIN;
+	q->until_ms = INT64_MAX;
+	if (get_host(src, &q->host, err, errlen) < 0 || get_cgroup(src, &q->cgroup, err, errlen) < 0)
+		return -1;
+	if (get(src, "kind", &kind, err, errlen) < 0)
+		return -1;
+	if (kind) {
+		size_t n = strlen(kind);
+		bool ok = n <= 64;
+		for (size_t i = 0; ok && i < n; i++)
+			ok = (kind[i] >= 'a' && kind[i] <= 'z') || kind[i] == '_' ||
+			     (kind[i] >= '0' && kind[i] <= '9');
+		if (!ok)
+			return fail(err, errlen, "kind: expected an alert kind such as thrash, "
+				    "writeback_storm or swap_imbalance");
+		q->kind = kind;
+	}
+	if (get(src, "state", &state, err, errlen) < 0)
+		return -1;
+	if (state) {
+		if (strcmp(state, "open") && strcmp(state, "resolved") && strcmp(state, "all"))
+			return fail(err, errlen, "state: expected open, resolved or all");
+		q->state = state;
+	}
+	if (get_time(src, "since", &q->since_ms, &given, err, errlen) < 0 ||
+	    get_time(src, "until", &q->until_ms, &given, err, errlen) < 0)
+		return -1;
+	if (q->since_ms != INT64_MIN && q->until_ms != INT64_MAX && q->until_ms < q->since_ms)
+		return fail(err, errlen, "until: must not be before since");
+	if (get_int(src, "limit", 1, 10000, &limit, err, errlen) < 0)
+		return -1;
+	q->limit = (int)limit;
+	return 0;
+}
+
+int params_series(const struct param_src *src, int64_t now_ms, struct series_query *q,
+		  char *err, size_t errlen)
+{
+	bool has_since, has_until;
+	long points = 0;
+
+	q->cgroup = NULL;
+	q->metric = NULL;
+	if (get(src, "metric", &q->metric, err, errlen) < 0)
+		return -1;
+	if (!q->metric)
+		return fail(err, errlen, "metric: missing (required), e.g. metric=vmstat.pgscan_kswapd");
+	/* a flattened name: prefixes and kernel names joined by dots */
+	if (!name_metric_valid(q->metric, strlen(q->metric)))
+		return fail(err, errlen, "metric: expected a metric name such as vmstat.pgscan_kswapd");
+	if (get_cgroup(src, &q->cgroup, err, errlen) < 0)
+		return -1;
+	if (get_time(src, "until", &q->until_ms, &has_until, err, errlen) < 0 ||
+	    get_time(src, "since", &q->since_ms, &has_since, err, errlen) < 0)
+		return -1;
+	if (!has_until)
+		q->until_ms = now_ms;
+	if (!has_since)
+		q->since_ms = q->until_ms - 3600 * 1000;
+	if (q->until_ms <= q->since_ms)
+		return fail(err, errlen, "until: must be after since");
+	if (q->until_ms - q->since_ms > PARAMS_MAX_RANGE_MS)
+		return fail(err, errlen, "since: the range may span at most 400 days");
+	if (get_int(src, "points", 0, 10000, &points, err, errlen) < 0)
+		return -1;
+	q->points = (int)points;
+	return 0;
+}
+
+int params_metrics(const struct param_src *src, const char **cgroup, char *err, size_t errlen)
+{
+	return get_cgroup(src, cgroup, err, errlen);
+}
+
+int params_fleet(const struct param_src *src, int *window_s, int *points, char *err, size_t errlen)
+{
+	long w = 3600, p = 60;
+
+	if (get_int(src, "window", 60, 86400, &w, err, errlen) < 0 ||
+	    get_int(src, "points", 1, 500, &p, err, errlen) < 0)
+		return -1;
+	*window_s = (int)w;
+	*points = (int)p;
+	return 0;
+}

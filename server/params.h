@@ -1,0 +1,46 @@
+/* params.h - validation of the REST API's query parameters (docs/api.md,
+ * CONTRACT.md §3), independent of libmicrohttpd so it can be unit-tested.
+ *
+ * Values are read through a param_src (the HTTP layer looks them up in the
+ * request). Every error message names the parameter ("limit: expected an
+ * integer from 1 to 10000"); unknown parameters are ignored. Strings stored
+ * in the query structs are borrowed from the source and live as long as the
+ * request. */
+#ifndef VMSCOPE_PARAMS_H
+#define VMSCOPE_PARAMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+struct param_src {
+	/* Returns the value of name (NUL-terminated) or NULL when absent; *len
+	 * receives its length in bytes, which differs from strlen when the
+	 * value held an encoded NUL. */
+	const char *(*get)(void *ctx, const char *name, size_t *len);
+	void *ctx;
+};
+
+#define PARAMS_MAX_RANGE_MS (400LL * 86400 * 1000)	/* series: at most 400 days */
+
+/* An integer in [min, max]; 0 or -1. */
+int param_parse_int(const char *s, long min, long max, long *out);
+
+/* GET /api/v1/alerts. Defaults: state all, limit 100, unbounded window. */
+int params_alerts(const struct param_src *src, struct alert_query *q, char *err, size_t errlen);
+
+/* GET /api/v1/hosts/{host}/series: metric (required), cgroup, since, until,
+ * points. now_ms is the default until. q->host is left alone. */
+int params_series(const struct param_src *src, int64_t now_ms, struct series_query *q,
+		  char *err, size_t errlen);
+
+/* GET /api/v1/hosts/{host}/metrics: optional cgroup into *cgroup (NULL when absent). */
+int params_metrics(const struct param_src *src, const char **cgroup, char *err, size_t errlen);
+
+/* GET /api/v1/fleet: window seconds (default 3600, 60..86400), points
+ * (default 60, 1..500). */
+int params_fleet(const struct param_src *src, int *window_s, int *points, char *err, size_t errlen);
+
+#endif
