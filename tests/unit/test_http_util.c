@@ -1,0 +1,642 @@
+/* test_http_util.c - the HTTP layer's pure parts: time parsing, query
+ * parameters, routing and URL decoding, body limits and gzip, tokens, rate
+ * limits, ingest parsing, static paths, configuration, fleet efficiency. */
+#include "harness.h"
+
+#include "../../server/api_fleet.h"
+#include "../../server/auth.h"
+#include "../../server/body.h"
+#include "../../server/config.h"
+#include "../../server/ingest.h"
+#include "../../server/metrics.h"
+#include "../../server/params.h"
+#include "../../server/ratelimit.h"
+#include "../../server/route.h"
+#include "../../server/static.h"
+#include "../../server/timeparse.h"
+
+#include <stdlib.h>
+#include <zlib.h>
+
+static void test_timeparse(void)
+{
+	int64_t ms = 0;
+	char buf[40];
+
+	CHECK_INT(time_parse("1764518400", &ms), 0);
+	CHECK_INT(ms, 1764518400000LL);
+	CHECK_INT(time_parse("1764518400.125", &ms), 0);
+	CHECK_INT(ms, 1764518400125LL);
+	CHECK_INT(time_parse("1764518400.1259", &ms), 0);
+	CHECK_INT(ms, 1764518400125LL);
+	CHECK_INT(time_parse("2025-11-30T16:00:00Z", &ms), 0);
+	CHECK_INT(ms, 1764518400000LL);
+	CHECK_INT(time_parse("2025-11-30T17:00:00.5+01:00", &ms), 0);
+	CHECK_INT(ms, 1764518400500LL);
+	CHECK_INT(time_parse("2025-11-30t16:00:00z", &ms), 0);
+	CHECK_INT(time_parse("2025-11-30 16:00:00Z", &ms), 0);
+	CHECK_INT(time_parse("2024-02-29T00:00:00Z", &ms), 0);
+	CHECK_INT(time_parse("1970-01-01T00:00:00Z", &ms), 0);
+	CHECK_INT(ms, 0);
+	/* refused */
+	CHECK_INT(time_parse("2023-02-29T00:00:00Z", &ms), -1);
+	CHECK_INT(time_parse("2025-13-01T00:00:00Z", &ms), -1);
+	CHECK_INT(time_parse("2025-11-30T24:00:00Z", &ms), -1);
+	CHECK_INT(time_parse("2025-11-30T16:00:00", &ms), -1);
+	CHECK_INT(time_parse("2025-11-30", &ms), -1);
+	CHECK_INT(time_parse("", &ms), -1);
+	CHECK_INT(time_parse("-5", &ms), -1);
+	CHECK_INT(time_parse("1e9", &ms), -1);
+	CHECK_INT(time_parse("12abc", &ms), -1);
+	CHECK_INT(time_parse("1.", &ms), -1);
+	CHECK_INT(time_parse("99999999999999999999", &ms), -1);
+	CHECK_INT(time_parse("NaN", &ms), -1);
+	CHECK_INT(time_parse("1969-12-31T23:59:59Z", &ms), -1);
+	CHECK_STR(time_format(1764518400000LL, buf, sizeof(buf)), "2025-11-30T16:00:00Z");
+	CHECK_STR(time_format(1764518400125LL, buf, sizeof(buf)), "2025-11-30T16:00:00.125Z");
+	CHECK(time_now_ms() > 1700000000000LL);
+}
+
+/* A param_src over "name=value" pairs. */
+struct kv {
+	const char *const *pairs;
+};
+
+static const char *kv_get(void *ctx, const char *name, size_t *len)
+{
+	struct kv *kv = ctx;
+
+	for (size_t i = 0; kv->pairs[i]; i += 2)
+		if (strcmp(kv->pairs[i], name) == 0) {
+			*len = strlen(kv->pairs[i + 1]);
+			return kv->pairs[i + 1];
+		}
+	return NULL;
+}
+
+static int alerts_with(const char *const *pairs, struct alert_query *q, char *err)
+{
+	struct kv kv = { pairs };
+	struct param_src src = { kv_get, &kv };
+	return params_alerts(&src, q, err, 256);
+}
+
+static int series_with(const char *const *pairs, struct series_query *q, char *err)
+{
+	struct kv kv = { pairs };
+	struct param_src src = { kv_get, &kv };
+	return params_series(&src, 1764518400000LL, q, err, 256);
+}
+
+static void test_params(void)
+{
+	struct alert_query aq;
+	struct series_query sq;
+	char err[256];
+	long x;
+
+	CHECK_INT(param_parse_int("10", 1, 10, &x), 0);
+	CHECK_INT(x, 10);
+	CHECK_INT(param_parse_int("11", 1, 10, &x), -1);
+	CHECK_INT(param_parse_int("+5", 1, 10, &x), -1);
+	CHECK_INT(param_parse_int("5x", 1, 10, &x), -1);
+	CHECK_INT(param_parse_int("", 1, 10, &x), -1);
+
+	const char *none[] = { NULL };
+	CHECK_INT(alerts_with(none, &aq, err), 0);
+	CHECK_STR(aq.state, "all");
+	CHECK_INT(aq.limit, 100);
+	CHECK(aq.since_ms == INT64_MIN && aq.until_ms == INT64_MAX);
+	CHECK(aq.host == NULL && aq.cgroup == NULL && aq.kind == NULL);
+
+	const char *full[] = { "host", "db-07", "cgroup", "/system.slice/pg.service", "kind", "thrash",
+			       "state", "open", "since", "1764518400", "until",
+			       "2025-11-30T17:00:00Z", "limit", "10000", NULL };
+	CHECK_INT(alerts_with(full, &aq, err), 0);
+	CHECK_STR(aq.host, "db-07");
+	CHECK_STR(aq.cgroup, "/system.slice/pg.service");
+	CHECK_STR(aq.kind, "thrash");
+	CHECK_STR(aq.state, "open");
+	CHECK_INT(aq.since_ms, 1764518400000LL);
+	CHECK_INT(aq.until_ms, 1764522000000LL);
+	CHECK_INT(aq.limit, 10000);
+
+	const char *bad_limit[] = { "limit", "10001", NULL };
+	CHECK_INT(alerts_with(bad_limit, &aq, err), -1);
+	CHECK_CONTAINS(err, "limit:");
+	const char *zero_limit[] = { "limit", "0", NULL };
+	CHECK_INT(alerts_with(zero_limit, &aq, err), -1);
+	const char *bad_state[] = { "state", "closed", NULL };
+	CHECK_INT(alerts_with(bad_state, &aq, err), -1);
+	CHECK_CONTAINS(err, "state:");
+	const char *bad_since[] = { "since", "yesterday", NULL };
+	CHECK_INT(alerts_with(bad_since, &aq, err), -1);
+	CHECK_CONTAINS(err, "since:");
+	const char *bad_until[] = { "until", "2025-02-30T00:00:00Z", NULL };
+	CHECK_INT(alerts_with(bad_until, &aq, err), -1);
+	CHECK_CONTAINS(err, "until:");
+	const char *reversed[] = { "since", "2000", "until", "1000", NULL };
+	CHECK_INT(alerts_with(reversed, &aq, err), -1);
+	CHECK_CONTAINS(err, "until:");
+	const char *bad_host[] = { "host", "db 07'; DROP TABLE alerts;--", NULL };
+	CHECK_INT(alerts_with(bad_host, &aq, err), -1);
+	CHECK_CONTAINS(err, "host:");
+	const char *bad_cg[] = { "cgroup", "/a/../b", NULL };
+	CHECK_INT(alerts_with(bad_cg, &aq, err), -1);
+	CHECK_CONTAINS(err, "cgroup:");
+	const char *bad_kind[] = { "kind", "Thrash!", NULL };
+	CHECK_INT(alerts_with(bad_kind, &aq, err), -1);
+	CHECK_CONTAINS(err, "kind:");
+	const char *empty[] = { "state", "", NULL };
+	CHECK_INT(alerts_with(empty, &aq, err), -1);
+
+	/* series */
+	const char *s_min[] = { "metric", "vmstat.pgscan_kswapd", NULL };
+	CHECK_INT(series_with(s_min, &sq, err), 0);
+	CHECK_INT(sq.until_ms, 1764518400000LL);
+	CHECK_INT(sq.since_ms, 1764518400000LL - 3600000);
+	CHECK_INT(sq.points, 0);
+	CHECK(sq.cgroup == NULL);
+	CHECK_INT(series_with(none, &sq, err), -1);
+	CHECK_CONTAINS(err, "metric:");
+	const char *s_bad_metric[] = { "metric", "vmstat.x;y", NULL };
+	CHECK_INT(series_with(s_bad_metric, &sq, err), -1);
+	CHECK_CONTAINS(err, "metric:");
+	const char *s_points[] = { "metric", "meminfo.Active(anon)", "points", "10001", NULL };
+	CHECK_INT(series_with(s_points, &sq, err), -1);
+	CHECK_CONTAINS(err, "points:");
+	const char *s_range[] = { "metric", "vmstat.a", "since", "0", "until", "1764518400", NULL };
+	CHECK_INT(series_with(s_range, &sq, err), -1);
+	CHECK_CONTAINS(err, "400 days");
+	const char *s_ok[] = { "metric", "stat.anon", "cgroup", "/user.slice", "since", "1764510000",
+			       "until", "1764518000", "points", "100", NULL };
+	CHECK_INT(series_with(s_ok, &sq, err), 0);
+	CHECK_STR(sq.cgroup, "/user.slice");
+	CHECK_INT(sq.points, 100);
+	CHECK_INT(sq.since_ms, 1764510000000LL);
+
+	/* fleet */
+	int w, p;
+	struct kv kv = { none };
+	struct param_src src = { kv_get, &kv };
+	CHECK_INT(params_fleet(&src, &w, &p, err, sizeof(err)), 0);
+	CHECK_INT(w, 3600);
+	CHECK_INT(p, 60);
+	const char *f_bad[] = { "window", "86401", NULL };
+	kv.pairs = f_bad;
+	CHECK_INT(params_fleet(&src, &w, &p, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "window:");
+	const char *f_badp[] = { "points", "501", NULL };
+	kv.pairs = f_badp;
+	CHECK_INT(params_fleet(&src, &w, &p, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "points:");
+}
+
+/* A value with an encoded NUL: the length differs from strlen. */
+static const char *nul_get(void *ctx, const char *name, size_t *len)
+{
+	(void)ctx;
+	if (strcmp(name, "host") != 0)
+		return NULL;
+	*len = 6;	/* "db\0x07" */
+	return "db";
+}
+
+static void test_params_nul(void)
+{
+	struct param_src src = { nul_get, NULL };
+	struct alert_query q;
+	char err[256];
+
+	CHECK_INT(params_alerts(&src, &q, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "host:");
+}
+
+static void test_route(void)
+{
+	struct route r;
+	char s[128];
+
+	route_match("/healthz", &r);
+	CHECK_INT(r.id, ROUTE_HEALTHZ);
+	route_match("/metrics", &r);
+	CHECK_INT(r.id, ROUTE_METRICS);
+	route_match("/api/v1/samples", &r);
+	CHECK_INT(r.id, ROUTE_SAMPLES);
+	route_match("/api/v1/samples/", &r);
+	CHECK_INT(r.id, ROUTE_SAMPLES);
+	route_match("/api/v1/hosts", &r);
+	CHECK_INT(r.id, ROUTE_HOSTS);
+	route_match("/api/v1/hosts/db-07", &r);
+	CHECK_INT(r.id, ROUTE_HOST);
+	CHECK_STR(r.host, "db-07");
+	route_match("/api/v1/hosts/db-07/series", &r);
+	CHECK_INT(r.id, ROUTE_HOST_SERIES);
+	CHECK_STR(r.host, "db-07");
+	route_match("/api/v1/hosts/db-07/cgroups", &r);
+	CHECK_INT(r.id, ROUTE_HOST_CGROUPS);
+	route_match("/api/v1/hosts/db-07/metrics/", &r);
+	CHECK_INT(r.id, ROUTE_HOST_METRICS);
+	route_match("/api/v1/hosts/db-07/other", &r);
+	CHECK_INT(r.id, ROUTE_NOT_FOUND);
+	route_match("/api/v1/hosts/db'07/series", &r);
+	CHECK_INT(r.id, ROUTE_HOST_SERIES);
+	CHECK(r.bad_host);
+	route_match("/api/v1/hosts/a/b/series", &r);
+	CHECK_INT(r.id, ROUTE_NOT_FOUND);
+	route_match("/api/v1/alerts", &r);
+	CHECK_INT(r.id, ROUTE_ALERTS);
+	route_match("/api/v1/fleet", &r);
+	CHECK_INT(r.id, ROUTE_FLEET);
+	route_match("/api/v2/hosts", &r);
+	CHECK_INT(r.id, ROUTE_NOT_FOUND);
+	route_match("/api", &r);
+	CHECK_INT(r.id, ROUTE_NOT_FOUND);
+	route_match("/", &r);
+	CHECK_INT(r.id, ROUTE_STATIC);
+	route_match("/vendor/uPlot.min.js", &r);
+	CHECK_INT(r.id, ROUTE_STATIC);
+
+	CHECK(route_method_ok(ROUTE_SAMPLES, "POST"));
+	CHECK(!route_method_ok(ROUTE_SAMPLES, "GET"));
+	CHECK(route_method_ok(ROUTE_HOSTS, "HEAD"));
+	CHECK(!route_method_ok(ROUTE_HOSTS, "PUT"));
+	CHECK_STR(route_allow(ROUTE_SAMPLES), "POST");
+	CHECK_STR(route_allow(ROUTE_ALERTS), "GET, HEAD");
+
+	strcpy(s, "/system.slice%2Fpg%40x.service");
+	CHECK_INT(route_unescape(s), 26);
+	CHECK_STR(s, "/system.slice/pg@x.service");
+	strcpy(s, "a%00b%zz%4");
+	route_unescape(s);
+	CHECK_STR(s, "a%00b%zz%4");	/* NUL and bad escapes stay encoded */
+	strcpy(s, "a+b%2e%2E");
+	route_unescape(s);
+	CHECK_STR(s, "a+b..");
+}
+
+static int gzip_buf(const char *in, size_t len, char **out, size_t *outlen)
+{
+	z_stream zs;
+	size_t cap = compressBound(len) + 64;
+
+	memset(&zs, 0, sizeof(zs));
+	*out = malloc(cap);
+	if (!*out || deflateInit2(&zs, 9, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -1;
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)len;
+	zs.next_out = (Bytef *)*out;
+	zs.avail_out = (uInt)cap;
+	int rc = deflate(&zs, Z_FINISH);
+	*outlen = zs.total_out;
+	deflateEnd(&zs);
+	return rc == Z_STREAM_END ? 0 : -1;
+}
+
+static void test_body(void)
+{
+	struct body b;
+	char *gz, *out;
+	size_t gzlen, outlen;
+
+	body_init(&b, 10);
+	CHECK_INT(body_append(&b, "hello", 5), BODY_OK);
+	CHECK_INT(body_append(&b, "world", 5), BODY_OK);
+	CHECK_INT(b.len, 10);
+	CHECK_STR(b.buf, "helloworld");
+	CHECK_INT(body_append(&b, "!", 1), BODY_ETOOBIG);
+	CHECK(b.too_big);
+	CHECK_INT(b.len, 10);
+	CHECK_INT(body_append(&b, "", 0), BODY_ETOOBIG);	/* stays refused */
+	body_release(&b);
+
+	CHECK_INT(body_check_content_length(NULL, 100), BODY_OK);
+	CHECK_INT(body_check_content_length("100", 100), BODY_OK);
+	CHECK_INT(body_check_content_length("101", 100), BODY_ETOOBIG);
+	CHECK_INT(body_check_content_length("99999999999999999999999999", 100), BODY_ETOOBIG);
+	CHECK_INT(body_check_content_length("-1", 100), BODY_ECORRUPT);
+	CHECK_INT(body_check_content_length("12x", 100), BODY_ECORRUPT);
+
+	CHECK_INT(body_encoding(NULL), 0);
+	CHECK_INT(body_encoding("identity"), 0);
+	CHECK_INT(body_encoding("gzip"), 1);
+	CHECK_INT(body_encoding("GZIP"), 1);
+	CHECK_INT(body_encoding("x-gzip"), 1);
+	CHECK_INT(body_encoding("br"), -1);
+	CHECK_INT(body_encoding("gzip, deflate"), -1);
+
+	const char *text = "{\"host\":\"a\",\"ts\":1}";
+	CHECK_INT(gzip_buf(text, strlen(text), &gz, &gzlen), 0);
+	CHECK_INT(body_gunzip(gz, gzlen, 1000, &out, &outlen), BODY_OK);
+	CHECK_INT(outlen, strlen(text));
+	CHECK_STR(out, text);
+	free(out);
+	/* exactly at the limit passes, one byte less refuses */
+	CHECK_INT(body_gunzip(gz, gzlen, strlen(text), &out, &outlen), BODY_OK);
+	free(out);
+	CHECK_INT(body_gunzip(gz, gzlen, strlen(text) - 1, &out, &outlen), BODY_ETOOBIG);
+	CHECK(out == NULL);
+	/* truncated and trailing garbage */
+	CHECK_INT(body_gunzip(gz, gzlen - 4, 1000, &out, &outlen), BODY_ECORRUPT);
+	char *trail = malloc(gzlen + 3);
+	memcpy(trail, gz, gzlen);
+	memcpy(trail + gzlen, "xyz", 3);
+	CHECK_INT(body_gunzip(trail, gzlen + 3, 1000, &out, &outlen), BODY_ECORRUPT);
+	free(trail);
+	CHECK_INT(body_gunzip("not gzip at all", 15, 1000, &out, &outlen), BODY_ECORRUPT);
+	free(gz);
+
+	/* a bomb: 64 MiB of zeros compress to ~64 KiB; refused at 1 MiB */
+	size_t big = 64u << 20;
+	char *zeros = calloc(1, big);
+	CHECK(zeros != NULL);
+	CHECK_INT(gzip_buf(zeros, big, &gz, &gzlen), 0);
+	free(zeros);
+	CHECK(gzlen < 200000);
+	CHECK_INT(body_gunzip(gz, gzlen, 1u << 20, &out, &outlen), BODY_ETOOBIG);
+	free(gz);
+}
+
+static void test_auth(void)
+{
+	size_t len = 0;
+	const char *t;
+	char *tokens[] = { "first-token-1", "second-token-2" };
+
+	t = auth_bearer("Bearer abc123", &len);
+	CHECK(t && len == 6 && memcmp(t, "abc123", 6) == 0);
+	t = auth_bearer("bearer   abc123  ", &len);
+	CHECK(t && len == 6);
+	CHECK(auth_bearer("Basic abc", &len) == NULL);
+	CHECK(auth_bearer("Bearer", &len) == NULL);
+	CHECK(auth_bearer("Bearer ", &len) == NULL);
+	CHECK(auth_bearer("Bearerabc", &len) == NULL);
+	CHECK(auth_bearer(NULL, &len) == NULL);
+
+	CHECK(auth_token_equal("secret", 6, "secret"));
+	CHECK(!auth_token_equal("secreT", 6, "secret"));
+	CHECK(!auth_token_equal("secre", 5, "secret"));
+	CHECK(!auth_token_equal("secrets", 7, "secret"));
+	CHECK(!auth_token_equal("", 0, "secret"));
+	CHECK_INT(auth_find("second-token-2", 14, tokens, 2), 1);
+	CHECK_INT(auth_find("first-token-1", 13, tokens, 2), 0);
+	CHECK_INT(auth_find("first-token-", 12, tokens, 2), -1);
+}
+
+static void test_ratelimit(void)
+{
+	struct ratelimit *rl = ratelimit_new(2, 2);
+	int retry = 0;
+
+	CHECK(rl != NULL);
+	CHECK(ratelimit_take(rl, 0, 1000, &retry));
+	CHECK(ratelimit_take(rl, 0, 1000, &retry));
+	CHECK(!ratelimit_take(rl, 0, 1000, &retry));
+	CHECK_INT(retry, 1);
+	CHECK(ratelimit_take(rl, 1, 1000, &retry));	/* another token has its own bucket */
+	CHECK(ratelimit_take(rl, 0, 1500, &retry));	/* refilled 1 after 0.5 s */
+	CHECK(!ratelimit_take(rl, 0, 1500, &retry));
+	ratelimit_free(rl);
+
+	rl = ratelimit_new(0, 1);	/* off */
+	for (int i = 0; i < 100; i++)
+		CHECK(ratelimit_take(rl, 0, 1000, &retry));
+	ratelimit_free(rl);
+}
+
+#define NOW 1764518400000LL
+#define OLDEST (NOW - 30LL * 86400000)
+
+static int parse(const char *body, struct ingest_error *e, size_t *n)
+{
+	struct ingest_batch b;
+	int rc = ingest_parse(body, strlen(body), NOW, OLDEST, 30, &b, e);
+
+	*n = b.n;
+	ingest_batch_release(&b);
+	return rc;
+}
+
+static void test_ingest_parse(void)
+{
+	struct ingest_error e;
+	size_t n = 99;
+	char buf[512];
+
+	CHECK_INT(parse("{\"host\":\"db-07\",\"ts\":1764518400.125,\"vmstat\":{\"pgpgin\":1}}", &e, &n), 0);
+	CHECK_INT(n, 1);
+	CHECK_INT(parse("[{\"host\":\"a\",\"ts\":1764518400,\"vmstat\":{}},"
+			"{\"host\":\"b\",\"ts\":1764518401,\"vmstat\":{}}]", &e, &n), 0);
+	CHECK_INT(n, 2);
+	CHECK_INT(parse("[]", &e, &n), 0);
+	CHECK_INT(n, 0);
+
+	/* the bad sample is named by index and field path; nothing kept */
+	CHECK_INT(parse("[{\"host\":\"a\",\"ts\":1764518400,\"vmstat\":{}},"
+			"{\"host\":\"b\",\"ts\":1764518400,\"vmstat\":{\"pgpgin\":-1}}]", &e, &n), -1);
+	CHECK_STR(e.error, "could not parse sample 1: vmstat.pgpgin: expected an integer from 0 to 2^63-1");
+	CHECK_INT(n, 0);
+	CHECK_INT(parse("{\"ts\":1764518400,\"vmstat\":{}}", &e, &n), -1);
+	CHECK_CONTAINS(e.error, "sample 0: host");
+
+	/* hostile JSON */
+	CHECK_INT(parse("{\"host\":\"a\",\"host\":\"b\",\"ts\":1764518400,\"vmstat\":{}}", &e, &n), -1);
+	CHECK_CONTAINS(e.error, "duplicate");
+	CHECK_INT(parse("{\"host\":\"a\",\"ts\":1764518400,\"vmstat\":{\"x\":9223372036854775808}}", &e, &n), -1);
+	CHECK_CONTAINS(e.error, "could not parse JSON");
+	CHECK_INT(parse("{\"host\":\"a\",\"ts\":1764518400,\"vmstat\":{\"x\":9223372036854775807}}", &e, &n), 0);
+	CHECK_INT(parse("{\"host\":\"a\",\"ts\":NaN,\"vmstat\":{}}", &e, &n), -1);
+	CHECK_INT(parse("{\"host\":\"a\xff\",\"ts\":1764518400,\"vmstat\":{}}", &e, &n), -1);
+	CHECK_INT(parse("{\"host\":\"a\\u0000b\",\"ts\":1764518400,\"vmstat\":{}}", &e, &n), -1);
+	CHECK_INT(parse("{\"host\":\"a'; DROP TABLE samples;--\",\"ts\":1764518400,\"vmstat\":{}}", &e, &n), -1);
+	CHECK_CONTAINS(e.error, "sample 0: host");
+	CHECK_INT(parse("\"just a string\"", &e, &n), -1);
+	CHECK_INT(parse("", &e, &n), -1);
+	CHECK_INT(parse("{} {}", &e, &n), -1);
+	char *deep = malloc(200001);
+	memset(deep, '[', 100000);
+	memset(deep + 100000, ']', 100000);
+	deep[200000] = '\0';
+	CHECK_INT(parse(deep, &e, &n), -1);
+	CHECK_CONTAINS(e.error, "nested deeper");
+	free(deep);
+	CHECK(ingest_depth_ok("[[\"[[[[[[\"]]", 12, 2));
+	CHECK(!ingest_depth_ok("[[[1]]]", 7, 2));
+	CHECK(ingest_depth_ok("[\"\\\"[[[\"]", 9, 1));
+
+	/* clock skew and retention */
+	snprintf(buf, sizeof(buf), "{\"host\":\"a\",\"ts\":%.3f,\"vmstat\":{}}", (NOW + 601000) / 1000.0);
+	CHECK_INT(parse(buf, &e, &n), -1);
+	CHECK_CONTAINS(e.error, "clock skew");
+	CHECK_CONTAINS(e.error, "sample 0: ts");
+	snprintf(buf, sizeof(buf), "{\"host\":\"a\",\"ts\":%.3f,\"vmstat\":{}}", (NOW + 599000) / 1000.0);
+	CHECK_INT(parse(buf, &e, &n), 0);
+	snprintf(buf, sizeof(buf), "[{\"host\":\"a\",\"ts\":%.3f,\"vmstat\":{}},"
+		 "{\"host\":\"a\",\"ts\":%.3f,\"vmstat\":{}}]", NOW / 1000.0, (OLDEST - 1000) / 1000.0);
+	CHECK_INT(parse(buf, &e, &n), -1);
+	CHECK_CONTAINS(e.error, "sample 1: ts");
+	CHECK_CONTAINS(e.error, "retention (30 days)");
+}
+
+static void test_static(void)
+{
+	CHECK(static_path_ok("/"));
+	CHECK(static_path_ok("/index.html"));
+	CHECK(static_path_ok("/vendor/uPlot.min.js"));
+	CHECK(!static_path_ok("/../etc/passwd"));
+	CHECK(!static_path_ok("/vendor/../../x"));
+	CHECK(!static_path_ok("/./x"));
+	CHECK(!static_path_ok("/a//b"));
+	CHECK(!static_path_ok("/a\\..\\b"));
+	CHECK(!static_path_ok("/a\nb"));
+	CHECK(!static_path_ok("relative"));
+	CHECK(static_path_ok("/..hidden"));
+	CHECK_STR(static_mime("/a/app.js"), "text/javascript; charset=utf-8");
+	CHECK_STR(static_mime("x.CSS"), "text/css; charset=utf-8");
+	CHECK_STR(static_mime("logo.svg"), "image/svg+xml");
+	CHECK_STR(static_mime("uPlot.min.js.map"), "application/json");
+	CHECK_STR(static_mime("data.json"), "application/json");
+	CHECK_STR(static_mime("index.html"), "text/html; charset=utf-8");
+	CHECK_STR(static_mime("noext"), "application/octet-stream");
+	CHECK_STR(static_mime("dir.d/noext"), "application/octet-stream");
+}
+
+static void test_config(void)
+{
+	struct server_config c;
+	char err[512], addr[64];
+	unsigned port;
+
+	CHECK_INT(config_split_listen("127.0.0.1:8080", addr, sizeof(addr), &port), 0);
+	CHECK_STR(addr, "127.0.0.1");
+	CHECK_INT(port, 8080);
+	CHECK_INT(config_split_listen("[::1]:9000", addr, sizeof(addr), &port), 0);
+	CHECK_STR(addr, "::1");
+	CHECK_INT(port, 9000);
+	CHECK_INT(config_split_listen(":80", addr, sizeof(addr), &port), 0);
+	CHECK_STR(addr, "0.0.0.0");
+	CHECK_INT(config_split_listen("localhost", addr, sizeof(addr), &port), -1);
+	CHECK_INT(config_split_listen("1.2.3.4:99999", addr, sizeof(addr), &port), -1);
+	CHECK_INT(config_split_listen("1.2.3.4:", addr, sizeof(addr), &port), -1);
+
+	unsetenv("VMSCOPE_LISTEN");
+	unsetenv("VMSCOPE_TOKEN");
+	unsetenv("VMSCOPE_DB");
+	char *argv1[] = { "vmscope-server", "--db", "dbname=x", "--token", "aaaaaaaa1",
+			  "--token", "bbbbbbbb2", "--max-body", "2048", "--rate-limit", "5", NULL };
+	CHECK_INT(config_parse(&c, 11, argv1, err, sizeof(err)), 0);
+	CHECK_STR(c.listen, "127.0.0.1:8080");
+	CHECK_STR(c.db, "dbname=x");
+	CHECK_INT(c.ntokens, 2);
+	CHECK_INT(c.max_body, 2048);
+	CHECK_INT(c.retention_days, 30);
+	CHECK(c.rate_limit == 5.0);
+	CHECK(c.web_dir != NULL && c.schema_dir != NULL);
+	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
+	config_release(&c);
+
+	/* environment fills in; the command line wins */
+	setenv("VMSCOPE_LISTEN", "0.0.0.0:9999", 1);
+	setenv("VMSCOPE_DB", "dbname=fromenv", 1);
+	char *argv2[] = { "vmscope-server", "--listen", "127.0.0.1:1234", NULL };
+	CHECK_INT(config_parse(&c, 3, argv2, err, sizeof(err)), 0);
+	CHECK_STR(c.listen, "127.0.0.1:1234");
+	CHECK_STR(c.db, "dbname=fromenv");
+	CHECK_INT(config_check(&c, err, sizeof(err)), -1);	/* no token */
+	CHECK_CONTAINS(err, "no ingest token");
+	config_release(&c);
+	unsetenv("VMSCOPE_LISTEN");
+	unsetenv("VMSCOPE_DB");
+
+	char *argv3[] = { "vmscope-server", "--db", "x", "--insecure-no-auth", NULL };
+	CHECK_INT(config_parse(&c, 4, argv3, err, sizeof(err)), 0);
+	CHECK_INT(config_check(&c, err, sizeof(err)), 0);
+	config_release(&c);
+
+	char *argv4[] = { "vmscope-server", "--threads", "0", NULL };
+	CHECK_INT(config_parse(&c, 3, argv4, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "--threads");
+	char *argv5[] = { "vmscope-server", "--bogus", NULL };
+	CHECK_INT(config_parse(&c, 2, argv5, err, sizeof(err)), -1);
+	char *argv6[] = { "vmscope-server", "--token", "short", NULL };
+	CHECK_INT(config_parse(&c, 3, argv6, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "--token");
+	char *argv7[] = { "vmscope-server", "--tokens-file", "/nonexistent/tokens", NULL };
+	CHECK_INT(config_parse(&c, 3, argv7, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "/nonexistent/tokens");
+
+	char path[] = "/tmp/vmscope-test-tokens-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fputs("# agents\n\n  token-one-1  \ntoken-two-2\n", f);
+	fclose(f);
+	char *argv8[] = { "vmscope-server", "--tokens-file", path, NULL };
+	CHECK_INT(config_parse(&c, 3, argv8, err, sizeof(err)), 0);
+	CHECK_INT(c.ntokens, 2);
+	CHECK_STR(c.tokens[0], "token-one-1");
+	CHECK_STR(c.tokens[1], "token-two-2");
+	config_release(&c);
+	unlink(path);
+}
+
+static void test_fleet_efficiency(void)
+{
+	json_t *sk = json_loads("[[0.0, 50.0, 0, 0],[6.0, 10.0, 0, 0],[12.0, null, null, null]]", 0, NULL);
+	json_t *sd = json_loads("[[0.0, 30.0, 0, 0]]", 0, NULL);
+	json_t *ck = json_loads("[[0.0, 100.0, 0, 0],[6.0, 5.0, 0, 0],[18.0, 0.0, 0, 0]]", 0, NULL);
+	json_t *e = fleet_efficiency(sk, sd, ck, NULL);
+	char *s = json_dumps(e, JSON_COMPACT);
+
+	/* 80/100; steal > scan clamps to 1; nothing scanned is null */
+	CHECK_STR(s, "[[0.0,0.80000000000000004],[6.0,1.0],[18.0,null]]");
+	free(s);
+	json_decref(e);
+	json_decref(sk);
+	json_decref(sd);
+	json_decref(ck);
+	e = fleet_efficiency(NULL, NULL, NULL, NULL);
+	CHECK_INT(json_array_size(e), 0);
+	json_decref(e);
+}
+
+static void test_metrics(void)
+{
+	size_t len;
+	char *text;
+
+	metrics_reset();
+	metrics_request(202);
+	metrics_request(202);
+	metrics_request(400);
+	metrics_ingest_ok(3, 2, 0.02);
+	text = metrics_render(true, &len);
+	CHECK(text != NULL);
+	CHECK_CONTAINS(text, "vmscope_http_requests_total{code=\"202\"} 2\n");
+	CHECK_CONTAINS(text, "vmscope_http_requests_total{code=\"400\"} 1\n");
+	CHECK_CONTAINS(text, "vmscope_ingest_samples_accepted_total 3\n");
+	CHECK_CONTAINS(text, "vmscope_ingest_duration_seconds_bucket{le=\"0.01\"} 0\n");
+	CHECK_CONTAINS(text, "vmscope_ingest_duration_seconds_bucket{le=\"0.025\"} 1\n");
+	CHECK_CONTAINS(text, "vmscope_ingest_duration_seconds_count 1\n");
+	CHECK_CONTAINS(text, "vmscope_database_up 1\n");
+	CHECK_INT(strlen(text), len);
+	free(text);
+}
+
+int main(void)
+{
+	test_timeparse();
+	test_params();
+	test_params_nul();
+	test_route();
+	test_body();
+	test_auth();
+	test_ratelimit();
+	test_ingest_parse();
+	test_static();
+	test_config();
+	test_fleet_efficiency();
+	test_metrics();
+	return harness_report("test_http_util");
+}
