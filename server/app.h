@@ -51,6 +51,7 @@ struct request {
 	/* ingest only */
 	struct body body;
 	int encoding;		/* body_encoding(): 1 gzip */
+	size_t discarded;	/* upload bytes dropped after the body went over the limit */
 	bool answered;		/* a response was queued */
 };
 

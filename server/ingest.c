@@ -208,14 +208,16 @@ enum MHD_Result ingest_data(struct request *rq, const char *data, size_t len)
 	if (rc == BODY_ENOMEM)
 		return respond_error(rq, 500, "out of memory", NULL, NULL) == MHD_YES ? MHD_YES : MHD_NO;
 	if (rc == BODY_ETOOBIG) {
-		/* answer now when libmicrohttpd lets us; else close the connection
-		 * rather than read an unbounded body */
-		if (respond_error(rq, 413, "request body too large", NULL,
-				  "split the batch; the server takes at most --max-body bytes") == MHD_YES)
-			return MHD_YES;
-		log_info("%s %s: body over %zu bytes, closing the connection", rq->method, rq->path,
-			 rq->body.limit);
-		return MHD_NO;
+		/* libmicrohttpd (0.9.75) cannot answer in the middle of an upload:
+		 * discard up to another --max-body bytes so that a modestly
+		 * oversized chunked body still gets its 413 at the end, and close
+		 * the connection past that rather than read an unbounded body */
+		rq->discarded += len;
+		if (rq->discarded > rq->body.limit) {
+			log_info("%s %s: chunked body far over %zu bytes, closing the connection",
+				 rq->method, rq->path, rq->body.limit);
+			return MHD_NO;
+		}
 	}
 	return MHD_YES;
 }
