@@ -3,17 +3,17 @@
  * limits, ingest parsing, static paths, configuration, fleet efficiency. */
 #include "harness.h"
 
-#include "../../server/api_fleet.h"
-#include "../../server/auth.h"
-#include "../../server/body.h"
-#include "../../server/config.h"
-#include "../../server/ingest.h"
-#include "../../server/metrics.h"
-#include "../../server/params.h"
-#include "../../server/ratelimit.h"
-#include "../../server/route.h"
-#include "../../server/static.h"
-#include "../../server/timeparse.h"
+#include "api_fleet.h"
+#include "auth.h"
+#include "body.h"
+#include "config.h"
+#include "ingest.h"
+#include "metrics.h"
+#include "params.h"
+#include "ratelimit.h"
+#include "route.h"
+#include "static.h"
+#include "timeparse.h"
 
 #include <stdlib.h>
 #include <zlib.h>
