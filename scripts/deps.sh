@@ -9,7 +9,7 @@ PKGS=(
 	clang libclang-rt-14-dev       # fuzzing (libFuzzer + sanitizers)
 	libmicrohttpd-dev libjansson-dev libpq-dev libcurl4-openssl-dev zlib1g-dev
 	postgresql                     # server-side database (own cluster, own port)
-	curl python3 util-linux procps # scripts and tests (runuser, pkill-free PID handling)
+	curl python3 util-linux procps jq # scripts and tests (runuser, pkill-free PID handling)
 )
 [ -n "${VMSCOPE_EXTRA_PKGS:-}" ] && read -r -a extra <<<"$VMSCOPE_EXTRA_PKGS" && PKGS+=("${extra[@]}")
 

@@ -124,7 +124,7 @@ enum MHD_Result api_host_metrics(struct request *rq)
 		return respond_unavailable(rq);
 	int rc = store_metrics(st, rq->route.host, cgroup, &out, err, sizeof(err));
 	if (rc == STORE_ENOTFOUND)
-		return respond_error(rq, 404, "no such host", rq->route.host, NULL);
+		return respond_error(rq, 404, *err ? err : "no such host", rq->route.host, NULL);
 	return answer(rq, rc, out, err);
 }
 
@@ -144,8 +144,8 @@ enum MHD_Result api_series(struct request *rq)
 	if (!st)
 		return respond_unavailable(rq);
 	int rc = store_series(st, &q, &out, err, sizeof(err));
-	if (rc == STORE_ENOTFOUND)
-		return respond_error(rq, 404, "no such host", rq->route.host, NULL);
+	if (rc == STORE_ENOTFOUND)	/* the host, or with cgroup= that cgroup */
+		return respond_error(rq, 404, *err ? err : "no such host", rq->route.host, NULL);
 	if (rc == STORE_OK && out) {
 		/* the window as resolved, for clients that left it to the defaults */
 		json_object_set_new(out, "since_ts", json_real((double)q.since_ms / 1000.0));

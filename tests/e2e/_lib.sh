@@ -11,7 +11,8 @@
 #                            (a LeakSanitizer report makes it non-zero)
 #   e2e_psql SQL             runs SQL in E2E_DB, prints the unaligned result
 #   req METHOD PATH [CURL ARGS]  sets STATUS, BODY (and HEADERS)
-#   check_status WANT MSG, check_contains TEXT MSG, check_eq A B MSG, check MSG CMD...
+#   check_status WANT MSG, check_contains TEXT MSG, check_eq A B MSG, check_jq FILTER MSG,
+#   check MSG CMD..., json FILTER (jq over the last answer)
 #   e2e_done                 prints "N passed, N failed" and exits accordingly
 #
 # Fails (does not skip) when VMSCOPE_TEST_DB is unset: these tests need a
@@ -166,15 +167,19 @@ check() {
 }
 # every 4xx/5xx is {"error": "..."} JSON
 check_json_error() {
-	if python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert isinstance(d["error"], str) and d["error"]' "$BODY" 2>/dev/null &&
+	if jq -e '.error | type == "string" and length > 0' <<<"$BODY" >/dev/null 2>&1 &&
 	   grep -q '^content-type: application/json' <<<"$HEADERS"; then
 		ok
 	else
 		bad "$1: not a JSON error body"
 	fi
 }
-# json EXPR: evaluates a Python expression over the answer (as d)
-json() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print($1)" "$BODY" 2>/dev/null; }
+# json FILTER: a jq filter over the answer, raw output
+json() { jq -r "$1" <<<"$BODY" 2>/dev/null; }
+# check_jq FILTER MSG: passes when the filter is true for the answer
+check_jq() {
+	if jq -e "$1" <<<"$BODY" >/dev/null 2>&1; then ok; else bad "$2"; fi
+}
 
 # A contract sample: e2e_sample HOST TS_SECONDS [PGPGIN] [EXTRA_JSON_MEMBERS]
 e2e_sample() {
