@@ -261,7 +261,7 @@ enum MHD_Result ingest_finish(struct request *rq)
 	if (ingest_parse(buf, len, now, store_oldest_accepted_ms(st, now),
 			 app->cfg->retention_days, &b, &e) < 0) {
 		free(inflated);
-		metrics_ingest_refused(1);
+		metrics_ingest_refused();
 		return respond_error(rq, 400, e.error, e.detail, e.hint);
 	}
 	free(inflated);
@@ -269,7 +269,7 @@ enum MHD_Result ingest_finish(struct request *rq)
 	int rc = b.n ? store_put_samples(st, b.s, b.n, &hook, &nfresh, err, sizeof(err)) : STORE_OK;
 	if (rc != STORE_OK) {
 		if (rc == STORE_EINVAL)
-			metrics_ingest_refused(b.n);
+			metrics_ingest_refused();
 		r = respond_store_error(rq, rc, err);
 	} else {
 		metrics_ingest_ok(b.n, nfresh, mono_s() - t0);

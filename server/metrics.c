@@ -13,7 +13,7 @@ static const double lat_bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1
 #define NBUCKETS (sizeof(lat_bounds) / sizeof(lat_bounds[0]))
 
 static atomic_ullong req_by_status[600];
-static atomic_ullong samples_accepted, samples_fresh, samples_refused, db_errors;
+static atomic_ullong samples_accepted, samples_fresh, requests_refused, db_errors;
 static atomic_ullong lat_bucket[NBUCKETS + 1];	/* last: +Inf */
 static atomic_ullong lat_sum_us, lat_count;
 static atomic_llong start_time = 0;
@@ -37,9 +37,9 @@ void metrics_ingest_ok(size_t accepted, size_t fresh, double seconds)
 	atomic_fetch_add(&lat_count, 1);
 }
 
-void metrics_ingest_refused(size_t nsamples)
+void metrics_ingest_refused(void)
 {
-	atomic_fetch_add(&samples_refused, nsamples);
+	atomic_fetch_add(&requests_refused, 1);
 }
 
 void metrics_db_error(void)
@@ -55,10 +55,11 @@ void metrics_reset(void)
 		atomic_store(&lat_bucket[i], 0);
 	atomic_store(&samples_accepted, 0);
 	atomic_store(&samples_fresh, 0);
-	atomic_store(&samples_refused, 0);
+	atomic_store(&requests_refused, 0);
 	atomic_store(&db_errors, 0);
 	atomic_store(&lat_sum_us, 0);
 	atomic_store(&lat_count, 0);
+	atomic_store(&start_time, (long long)time(NULL));
 }
 
 struct out {
@@ -107,11 +108,6 @@ char *metrics_render(bool db_up, size_t *len)
 		return NULL;
 	o.buf[0] = '\0';
 	long long t0 = atomic_load(&start_time);
-	if (t0 == 0) {
-		long long expect = 0;
-		atomic_compare_exchange_strong(&start_time, &expect, (long long)time(NULL));
-		t0 = atomic_load(&start_time);
-	}
 	put(&o, "# HELP vmscope_http_requests_total HTTP requests answered, by status code.\n"
 		"# TYPE vmscope_http_requests_total counter\n");
 	for (unsigned s = 100; s < 600; s++) {
@@ -125,9 +121,9 @@ char *metrics_render(bool db_up, size_t *len)
 	put(&o, "# HELP vmscope_ingest_samples_stored_total Samples newly stored (not duplicates).\n"
 		"# TYPE vmscope_ingest_samples_stored_total counter\n"
 		"vmscope_ingest_samples_stored_total %llu\n", atomic_load(&samples_fresh));
-	put(&o, "# HELP vmscope_ingest_samples_refused_total Samples in requests refused with 400.\n"
-		"# TYPE vmscope_ingest_samples_refused_total counter\n"
-		"vmscope_ingest_samples_refused_total %llu\n", atomic_load(&samples_refused));
+	put(&o, "# HELP vmscope_ingest_requests_refused_total Ingest requests refused with 400.\n"
+		"# TYPE vmscope_ingest_requests_refused_total counter\n"
+		"vmscope_ingest_requests_refused_total %llu\n", atomic_load(&requests_refused));
 	put(&o, "# HELP vmscope_db_errors_total Requests that failed on the database (503 or 500).\n"
 		"# TYPE vmscope_db_errors_total counter\n"
 		"vmscope_db_errors_total %llu\n", atomic_load(&db_errors));

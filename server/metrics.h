@@ -13,8 +13,8 @@ void metrics_request(unsigned status);
  * new) in `seconds`. */
 void metrics_ingest_ok(size_t accepted, size_t fresh, double seconds);
 
-/* Samples refused with 400 (the whole request counts). */
-void metrics_ingest_refused(size_t nsamples);
+/* One ingest request refused with 400. */
+void metrics_ingest_refused(void);
 
 /* A database error answered with 503 or 500. */
 void metrics_db_error(void);
@@ -23,7 +23,7 @@ void metrics_db_error(void);
  * NULL when out of memory. */
 char *metrics_render(bool db_up, size_t *len);
 
-/* Zeroes every counter (unit tests). */
+/* Zeroes every counter and records now as the start time (main, tests). */
 void metrics_reset(void);
 
 #endif
