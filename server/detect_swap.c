@@ -5,7 +5,9 @@
  *                         list is never scanned, although swap is free and
  *                         swappiness > 0 (seed 000). "Never scanned" comes
  *                         from pgscan_anon vs pgscan_file (5.8+); before
- *                         5.8, from swap-out staying at zero.
+ *                         5.8, from swap-out staying at zero; for a cgroup
+ *                         without swap counters, from its swap usage staying
+ *                         at zero with no anon refaults.
  *  anon_swap_churn        anon is swapped out and back in while plenty of
  *                         inactive file cache that nobody refaults sits
  *                         there (seed 004). Swap-ins come from pswpin (host,
@@ -37,6 +39,11 @@ static void cold_anon(const struct dview *v, struct det_result *o)
 		cold = anon_share < 0.01;
 	} else if (!isnan(v->r[C_PSWPOUT])) {
 		cold = v->r[C_PSWPOUT] < 0.01 * rf && det_nz(v->r[C_REFAULT_ANON]) < 0.01 * rf;
+	} else if (!isnan(v->g[G_SWAP_CURRENT])) {
+		/* a cgroup without swap counters: none of its anon is in swap and
+		 * none comes back, so reclaim is not taking anon */
+		cold = v->g[G_SWAP_CURRENT] <= fmax(1 * MiB, 0.01 * ia) &&
+		       det_nz(v->r[C_REFAULT_ANON]) < 0.01 * rf;
 	} else {
 		return;	/* no way to tell whether anon is scanned */
 	}
@@ -60,6 +67,7 @@ static void cold_anon(const struct dview *v, struct det_result *o)
 	det_ev(o, "pgscan_file_per_s", sf / v->page_size);
 	det_ev(o, "pgscan_anon_per_s", sa / v->page_size);
 	det_ev(o, "pswpout_per_s", v->r[C_PSWPOUT] / v->page_size);
+	det_ev(o, "swap_current_bytes", v->g[G_SWAP_CURRENT]);
 	det_ev(o, "swap_free_bytes", v->swap_free);
 	det_ev(o, "swappiness", v->swappiness);
 	det_ev(o, "psi_memory_some_pct", v->psi_some * 100);
@@ -159,6 +167,14 @@ void detect_swap_imbalance(const struct dview *v, struct det_result *out)
 	struct det_result r[3] = { { 0 }, { 0 }, { 0 } };
 	int best = 0;
 
+	/* Host-level balance is only in question when machine-wide reclaim
+	 * runs: if the reclaim is mostly cgroups hitting their own limits
+	 * (5.8+ counters say so), the host's LRU lists are not what is being
+	 * reclaimed and the signature belongs to those cgroups. */
+	if (!v->is_cgroup && !isnan(v->global_share) && v->global_share < 0.25) {
+		out->level = DL_CLEAR;
+		return;
+	}
 	cold_anon(v, &r[0]);
 	swap_churn(v, &r[1]);
 	lazyfree(v, &r[2]);
