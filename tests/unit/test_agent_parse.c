@@ -1,0 +1,420 @@
+/* Unit tests for the agent's parsers (agent/procfs.c), cgroup selection
+ * (agent/cgroup.c), JSON writer (agent/jsonw.c), options, spool, and the
+ * agent's output on every kernel fixture validated by the server's own
+ * parser (sample_from_json). Run from the repository root. */
+#include "harness.h"
+
+#include "alog.h"
+#include "cgroup.h"
+#include "collect.h"
+#include "jsonw.h"
+#include "options.h"
+#include "procfs.h"
+#include "sample.h"
+#include "spool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Fills rb with text as if read from a file. */
+static void set_rb(struct rbuf *rb, const char *text)
+{
+	size_t n = strlen(text);
+
+	free(rb->p);
+	rb->p = malloc(n + 1);
+	memcpy(rb->p, text, n + 1);
+	rb->len = n;
+	rb->cap = n + 1;
+}
+
+static void test_kv(void)
+{
+	struct rbuf rb = { 0 };
+	struct pf_iter it;
+	struct pf_kv kv;
+
+	/* tabs, runs of spaces, a blank line, CRLF, no newline at the end, a
+	 * value above 2^63-1, a malformed line, the largest legal value */
+	set_rb(&rb, "  a 1\nb\t\t22  \n\nc 3\r\nbig 18446744073709551615\nbad x1\n"
+		    "max 9223372036854775807\nover 9223372036854775808\nlast 7");
+	pf_iter_init(&it, &rb);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_OK);
+	CHECK(kv.klen == 1 && kv.key[0] == 'a' && kv.v == 1);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_OK);
+	CHECK(kv.klen == 1 && kv.key[0] == 'b' && kv.v == 22);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_OK);
+	CHECK(kv.klen == 1 && kv.key[0] == 'c' && kv.v == 3);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_RANGE);
+	CHECK(kv.klen == 3 && !memcmp(kv.key, "big", 3));
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_BAD);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_OK);
+	CHECK(kv.v == INT64_MAX);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_RANGE);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_OK);
+	CHECK(kv.klen == 4 && kv.v == 7);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_END);
+
+	/* meminfo: keys with parentheses, kB or no unit, odd spacing */
+	set_rb(&rb, "MemTotal:       16314516 kB\nActive(anon):\t 5 kB\nHugePages_Total:       0\n"
+		    "NoColon 5\nBadUnit: 5 MB\nDirectMap1G:  1048576 kB");
+	pf_iter_init(&it, &rb);
+	CHECK_INT(pf_next_kv(&it, &kv, true), PF_OK);
+	CHECK(kv.klen == 8 && kv.v == 16314516);
+	CHECK_INT(pf_next_kv(&it, &kv, true), PF_OK);
+	CHECK(kv.klen == 12 && !memcmp(kv.key, "Active(anon)", 12) && kv.v == 5);
+	CHECK_INT(pf_next_kv(&it, &kv, true), PF_OK);
+	CHECK(kv.v == 0);
+	CHECK_INT(pf_next_kv(&it, &kv, true), PF_BAD);
+	CHECK_INT(pf_next_kv(&it, &kv, true), PF_BAD);
+	CHECK_INT(pf_next_kv(&it, &kv, true), PF_OK);
+	CHECK(kv.v == 1048576);
+	CHECK_INT(pf_next_kv(&it, &kv, true), PF_END);
+
+	/* empty buffer */
+	set_rb(&rb, "");
+	pf_iter_init(&it, &rb);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_END);
+	rbuf_release(&rb);
+}
+
+static void test_psi_and_scalars(void)
+{
+	struct rbuf rb = { 0 };
+	struct psi_res r;
+	bool range;
+	int64_t v;
+
+	set_rb(&rb, "some avg10=1.25 avg60=0.00 avg300=100.00 total=12345\n"
+		    "full avg10=0.00 avg60=0.00 avg300=0.00 total=18446744073709551615");
+	CHECK_INT(pf_parse_psi(&rb, &r, &range), 0);
+	CHECK(r.some.present && r.full.present && range);
+	CHECK_STR(r.some.avg[0], "1.25");
+	CHECK_STR(r.some.avg[2], "100.00");
+	CHECK(r.some.has_total && r.some.total == 12345);
+	CHECK(!r.full.has_total);
+
+	/* 5.4's cpu file: "some" only; a future token is ignored */
+	set_rb(&rb, "some avg10=0.00 avg60=0.00 avg300=0.00 total=0 future=1\n");
+	CHECK_INT(pf_parse_psi(&rb, &r, &range), 0);
+	CHECK(r.some.present && !r.full.present && !range);
+
+	/* not PSI, or an average over 100 or not a number */
+	set_rb(&rb, "garbage\n");
+	CHECK_INT(pf_parse_psi(&rb, &r, &range), -1);
+	set_rb(&rb, "some avg10=100.01 avg60=0.00 avg300=0.00 total=0\n");
+	CHECK_INT(pf_parse_psi(&rb, &r, &range), -1);
+	set_rb(&rb, "some avg10=1e5 avg60=0.00 avg300=0.00 total=0\n");
+	CHECK_INT(pf_parse_psi(&rb, &r, &range), -1);
+
+	set_rb(&rb, "max\n");
+	CHECK_INT(pf_parse_u63(&rb, false, &v), 1);
+	set_rb(&rb, " 4096 ");
+	CHECK_INT(pf_parse_u63(&rb, false, &v), 0);
+	CHECK_INT(v, 4096);
+	set_rb(&rb, "0x0007\n");
+	CHECK_INT(pf_parse_u63(&rb, true, &v), 0);
+	CHECK_INT(v, 7);
+	CHECK_INT(pf_parse_u63(&rb, false, &v), -EINVAL);
+	set_rb(&rb, "18446744073709551615\n");
+	CHECK_INT(pf_parse_u63(&rb, false, &v), -ERANGE);
+	set_rb(&rb, "-1\n");
+	CHECK_INT(pf_parse_u63(&rb, false, &v), -EINVAL);
+
+	char line[16];
+	set_rb(&rb, "  6.1.0-18-amd64 \nx");
+	CHECK_INT(pf_first_line(&rb, line, sizeof(line)), 14);
+	CHECK_STR(line, "6.1.0-18-amd64");
+	set_rb(&rb, "0123456789abcdefXYZ\n");
+	CHECK_INT(pf_first_line(&rb, line, sizeof(line)), -1);
+	rbuf_release(&rb);
+
+	/* reading: an absent file, an empty file */
+	CHECK_INT(pf_read(&rb, AT_FDCWD, "/nonexistent/vmscope"), -ENOENT);
+	CHECK_INT(pf_read(&rb, AT_FDCWD, "tests/fixtures/k6.1/sys/fs/cgroup/system.slice/cgroup.procs"),
+		  -ENODATA);
+	CHECK_INT(pf_read(&rb, AT_FDCWD, "tests/fixtures/k6.1/proc/vmstat"), 0);
+	CHECK(rb.len > 1000 && rb.p[rb.len] == '\0');
+	rbuf_release(&rb);
+}
+
+static void test_select(void)
+{
+	char *inc[] = { "/system.slice/*" };
+	char *exc[] = { "*/nginx*", "/system.slice/a\\*b" };
+	struct cg_select sel = { .depth = 2, .max = 500 };
+
+	CHECK(cg_path_selected(&sel, "/anything"));
+	sel.include = inc;
+	sel.ninclude = 1;
+	CHECK(cg_path_selected(&sel, "/system.slice/sshd.service"));
+	CHECK(!cg_path_selected(&sel, "/system.slice"));
+	CHECK(!cg_path_selected(&sel, "/user.slice/x"));
+	CHECK(cg_path_selected(&sel, "/system.slice/a/b"));	/* '*' crosses '/' */
+	sel.exclude = exc;
+	sel.nexclude = 2;
+	CHECK(!cg_path_selected(&sel, "/system.slice/nginx.service"));
+	CHECK(!cg_path_selected(&sel, "/system.slice/a*b"));
+	CHECK(cg_path_selected(&sel, "/system.slice/axb"));
+	CHECK(cg_path_selected(&sel, "/system.slice/getty@tty1.service"));
+}
+
+static void test_jsonw(void)
+{
+	char buf[256];
+	struct jw w;
+	/* a quote, a backslash, a tab, a newline, DEL, UTF-8, \x2d as systemd writes it */
+	const char name[] = "/a\"b\\c\td\ne\x7f" "caf\xc3\xa9/x\\x2d";
+
+	jw_init(&w, buf, sizeof(buf), -1);
+	jw_obj_begin(&w);
+	jw_keyz(&w, "path");
+	jw_str(&w, name, sizeof(name) - 1);
+	jw_keyz(&w, "n");
+	jw_int(&w, INT64_MAX);
+	jw_keyz(&w, "neg");
+	jw_int(&w, INT64_MIN);
+	jw_keyz(&w, "a");
+	jw_arr_begin(&w);
+	jw_null(&w);
+	jw_bool(&w, true);
+	jw_obj_begin(&w);
+	jw_obj_end(&w);
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+	CHECK_INT(w.err, 0);
+	buf[w.len] = '\0';
+	CHECK_STR(buf, "{\"path\":\"/a\\\"b\\\\c\\td\\ne\\u007fcaf\xc3\xa9/x\\\\x2d\","
+		       "\"n\":9223372036854775807,\"neg\":-9223372036854775808,"
+		       "\"a\":[null,true,{}]}");
+	json_t *j = json_loads(buf, JSON_REJECT_DUPLICATES, NULL);
+	CHECK(j && !strcmp(json_string_value(json_object_get(j, "path")), name));
+	json_decref(j);
+
+	/* a memory-only writer that is too small fails, stickily */
+	char small[8];
+	jw_init(&w, small, sizeof(small), -1);
+	jw_obj_begin(&w);
+	jw_keyz(&w, "long key");
+	jw_int(&w, 1);
+	CHECK_INT(w.err, -ENOSPC);
+
+	/* flushing through a descriptor: output larger than the buffer */
+	FILE *f = tmpfile();
+	jw_init(&w, small, sizeof(small), fileno(f));
+	jw_arr_begin(&w);
+	for (int i = 0; i < 100; i++)
+		jw_int(&w, i);
+	jw_arr_end(&w);
+	CHECK_INT(jw_flush(&w), 0);
+	CHECK_INT(w.total, 291);
+	fclose(f);
+}
+
+static void test_options(void)
+{
+	struct agent_opts o;
+	char err[512];
+	char *argv1[] = { "agent", "--once", "--stdout", "--interval", "2.5", "--label", "role=db",
+			  "--label", "role=web", "--spool-max-bytes", "16M", "--host=h1", NULL };
+	char *argv2[] = { "agent", "--interval", "0", NULL };
+	char *argv3[] = { "agent", "--label", "bad key=1", "--once", "--stdout", NULL };
+	char *argv4[] = { "agent", "--bogus", "1", NULL };
+	char *argv5[] = { "agent", "--interval", "10", NULL };
+
+	opts_init(&o);
+	CHECK_INT(opts_parse(&o, 12, argv1, err, sizeof(err)), 0);
+	CHECK(o.once && o.to_stdout && o.interval_s == 2.5);
+	CHECK_INT(o.nlabels, 1);
+	CHECK_STR(o.labels[0].value, "web");
+	CHECK(o.spool_max_bytes == 16ull << 20);
+	CHECK_STR(o.host, "h1");
+	opts_release(&o);
+
+	opts_init(&o);
+	CHECK_INT(opts_parse(&o, 3, argv2, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "--interval");
+	opts_release(&o);
+	opts_init(&o);
+	CHECK_INT(opts_parse(&o, 5, argv3, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "--label");
+	opts_release(&o);
+	opts_init(&o);
+	CHECK_INT(opts_parse(&o, 3, argv4, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "unknown option");
+	opts_release(&o);
+	opts_init(&o);
+	CHECK_INT(opts_parse(&o, 3, argv5, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "--server");
+	opts_release(&o);
+
+	/* a config file; the command line wins, labels add up */
+	char cfg[] = "/tmp/vmscope-agent-cfg.XXXXXX";
+	int fd = mkstemp(cfg);
+	const char *text = "# comment\nserver = http://10.0.0.5:8080\ninterval=30\n"
+			   "label = dc=fra1\n  cgroup-exclude = /user.slice*  \n";
+	CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+	char *argv6[] = { "agent", "--config", cfg, "--interval", "5", "--label", "x=y", NULL };
+	opts_init(&o);
+	CHECK_INT(opts_parse(&o, 7, argv6, err, sizeof(err)), 0);
+	CHECK_STR(o.server, "http://10.0.0.5:8080");
+	CHECK(o.interval_s == 5);
+	CHECK_INT(o.nlabels, 2);
+	CHECK_INT(o.nexclude, 1);
+	CHECK_STR(o.exclude[0], "/user.slice*");
+	opts_release(&o);
+	fd = open(cfg, O_WRONLY | O_TRUNC);
+	CHECK(write(fd, "intervall = 3\n", 14) == 14);
+	close(fd);
+	opts_init(&o);
+	CHECK_INT(opts_parse(&o, 3, argv6, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, ":1: unknown option \"intervall\"");
+	opts_release(&o);
+	unlink(cfg);
+}
+
+static int collect_rec(void *ctx, const char *rec, size_t len)
+{
+	char *out = ctx;
+
+	strncat(out, rec, len);
+	strcat(out, ";");
+	return 0;
+}
+
+static void append(struct spool *s, const char *rec)
+{
+	int fd = spool_append_begin(s);
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, rec, strlen(rec)) == (ssize_t)strlen(rec));
+	CHECK(spool_append_commit(s) >= 0);
+}
+
+static void test_spool(void)
+{
+	char dir[] = "/tmp/vmscope-spool-test.XXXXXX";
+	char err[256], seen[512], path[600];
+	struct spool s, s2;
+	struct spool_pos ends[8];
+	size_t n, bytes;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_INT(spool_open(&s, dir, 1 << 20, err, sizeof(err)), 0);
+	CHECK(spool_empty(&s));
+	/* a second agent on the same spool is refused */
+	CHECK_INT(spool_open(&s2, dir, 1 << 20, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "another agent");
+	append(&s, "{\"a\":1}\n");
+	append(&s, "{\"b\":2}\n");
+	append(&s, "{\"c\":3}\n");
+	seen[0] = '\0';
+	CHECK_INT(spool_peek(&s, 2, 1 << 20, collect_rec, seen, ends, &n, &bytes), 0);
+	CHECK_INT(n, 2);
+	CHECK_STR(seen, "{\"a\":1};{\"b\":2};");
+	CHECK_INT(spool_ack(&s, ends[0]), 0);
+	/* a partial record, as a crash mid-write leaves it */
+	int fd = spool_append_begin(&s);
+	CHECK(write(fd, "{\"torn", 6) == 6);
+	spool_close(&s);
+
+	CHECK_INT(spool_open(&s, dir, 1 << 20, err, sizeof(err)), 0);
+	seen[0] = '\0';
+	CHECK_INT(spool_peek(&s, 8, 1 << 20, collect_rec, seen, ends, &n, &bytes), 0);
+	CHECK_STR(seen, "{\"b\":2};{\"c\":3};");
+	/* max_bytes stops a batch, but never below one record */
+	CHECK_INT(spool_peek(&s, 8, 3, NULL, NULL, ends, &n, &bytes), 0);
+	CHECK_INT(n, 1);
+	CHECK_INT(spool_peek(&s, 8, 1 << 20, NULL, NULL, ends, &n, &bytes), 0);
+	CHECK_INT(spool_ack(&s, ends[n - 1]), 0);
+	CHECK(spool_empty(&s));
+	CHECK_INT(spool_pending_bytes(&s), 0);
+	spool_close(&s);
+
+	/* bounded: 4 KiB spool, 1 KiB records -> the oldest go, the newest stay */
+	CHECK_INT(spool_open(&s, dir, 4096, err, sizeof(err)), 0);
+	char rec[1024];
+	long dropped = 0;
+	for (int i = 0; i < 12; i++) {
+		memset(rec, 'x', sizeof(rec));
+		snprintf(rec, sizeof(rec), "{\"i\":%d", i);
+		rec[strlen(rec)] = ' ';
+		rec[sizeof(rec) - 2] = '}';
+		rec[sizeof(rec) - 1] = '\n';
+		fd = spool_append_begin(&s);
+		CHECK(write(fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec));
+		long d = spool_append_commit(&s);
+		CHECK(d >= 0);
+		dropped += d;
+	}
+	CHECK(s.total <= 4096);
+	CHECK_INT(spool_peek(&s, 8, 1 << 20, NULL, NULL, ends, &n, &bytes), 0);
+	CHECK_INT((long)n + dropped, 12);
+	CHECK_INT(s.dropped, dropped);
+	spool_close(&s);
+
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	CHECK_INT(system(path), 0);
+}
+
+/* The agent's output on each fixture passes the server's validation. */
+static void test_fixture_through_server_parser(const char *root, int want_cgroups)
+{
+	struct agent_opts o;
+	struct collector c;
+	static char buf[1 << 20];
+	struct jw w;
+	char err[SAMPLE_ERR_MAX];
+	struct sample s;
+	json_error_t je;
+
+	opts_init(&o);
+	o.root = strdup(root);
+	strcpy(o.host, "fixture");
+	o.nlabels = 1;
+	o.labels[0].key = strdup("role");
+	o.labels[0].value = strdup("db \"primary\"");
+	CHECK_INT(collector_init(&c, &o), 0);
+	jw_init(&w, buf, sizeof(buf) - 1, -1);
+	CHECK_INT(collector_sample(&c, &w), 0);
+	CHECK_INT(w.err, 0);
+	buf[w.len] = '\0';
+	json_t *j = json_loads(buf, JSON_REJECT_DUPLICATES, &je);
+	CHECK(j != NULL);
+	if (!j)
+		fprintf(stderr, "%s: %s\n", root, je.text);
+	int rc = sample_from_json(&s, j, err);
+	CHECK_INT(rc, 0);
+	if (rc == 0) {
+		CHECK_STR(s.host, "fixture");
+		CHECK_INT(s.ncg, want_cgroups);
+		CHECK(s.m.n > 100);
+		sample_release(&s);
+	} else {
+		fprintf(stderr, "%s: %s\n", root, err);
+	}
+	json_decref(j);
+	collector_release(&c);
+	opts_release(&o);
+}
+
+int main(void)
+{
+	alog_set_level(ALOG_ERROR);
+	test_kv();
+	test_psi_and_scalars();
+	test_select();
+	test_jsonw();
+	test_options();
+	test_spool();
+	test_fixture_through_server_parser("tests/fixtures/k4.14", 7);
+	test_fixture_through_server_parser("tests/fixtures/k5.4", 5);
+	test_fixture_through_server_parser("tests/fixtures/k5.10", 7);
+	test_fixture_through_server_parser("tests/fixtures/k6.1", 6);
+	test_fixture_through_server_parser("tests/fixtures/k6.8-hybrid", 12);
+	return harness_report("test_agent_parse");
+}
