@@ -51,6 +51,12 @@ int pf_read(struct rbuf *rb, int dirfd, const char *path)
 		if (n == 0)
 			break;
 		rb->len += (size_t)n;
+		/* A short read is the end: /proc and cgroupfs files are seq_file
+		 * or sysfs attributes, which fill the buffer as far as they can,
+		 * and regular files (recorded trees) read short only at the end.
+		 * This saves a read per file, a quarter of the agent's syscalls. */
+		if ((size_t)n < rb->cap - (rb->len - (size_t)n) - 1)
+			break;
 	}
 	close(fd);
 	if (rc < 0) {

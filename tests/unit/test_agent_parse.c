@@ -361,6 +361,61 @@ static void test_spool(void)
 	CHECK_INT(system(path), 0);
 }
 
+/* A walk where a directory vanishes between listing and reading. */
+struct vanish {
+	const char *base;
+	char seen[512];
+};
+
+static void visit_vanish(void *ctx, const struct cg_hier *h, int dirfd, const char *path,
+			 size_t pathlen)
+{
+	struct vanish *v = ctx;
+	char p[512];
+
+	(void)h;
+	(void)dirfd;
+	strncat(v->seen, path, pathlen);
+	strcat(v->seen, " ");
+	if (!strcmp(path, "/a")) {
+		snprintf(p, sizeof(p), "%s/b/x", v->base);
+		rmdir(p);
+		snprintf(p, sizeof(p), "%s/b", v->base);
+		rmdir(p);
+	}
+}
+
+static void test_walk_vanishing(void)
+{
+	char dir[] = "/tmp/vmscope-walk-test.XXXXXX", p[600];
+	const char *sub[] = { "a", "a/y", "b", "b/x", "c", "c/d", "c/d/deep", "bad\nname" };
+	struct cg_hiers hs = { 0 };
+	struct cg_walk wk = { 0 };
+	struct cg_select sel = { .depth = 2, .max = 500 };
+	struct vanish v = { .base = dir, .seen = "" };
+
+	CHECK(mkdtemp(dir) != NULL);
+	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, sub[i]);
+		CHECK_INT(mkdir(p, 0755), 0);
+	}
+	hs.n = 1;
+	hs.h[0].version = 2;
+	hs.h[0].mount = dir;
+	CHECK_INT(cg_walk(&wk, &hs, &sel, visit_vanish, &v), 4);
+	/* /b vanished after /a was visited; the name with a newline is skipped */
+	CHECK_STR(v.seen, "/a /c /a/y /c/d ");
+	CHECK_INT(wk.skipped_bad, 1);
+	CHECK(!wk.truncated);
+	sel.max = 2;
+	v.seen[0] = '\0';
+	CHECK_INT(cg_walk(&wk, &hs, &sel, visit_vanish, &v), 2);
+	CHECK(wk.truncated);
+	cg_walk_release(&wk);
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	CHECK_INT(system(p), 0);
+}
+
 /* The agent's output on each fixture passes the server's validation. */
 static void test_fixture_through_server_parser(const char *root, int want_cgroups)
 {
@@ -411,6 +466,7 @@ int main(void)
 	test_jsonw();
 	test_options();
 	test_spool();
+	test_walk_vanishing();
 	test_fixture_through_server_parser("tests/fixtures/k4.14", 7);
 	test_fixture_through_server_parser("tests/fixtures/k5.4", 5);
 	test_fixture_through_server_parser("tests/fixtures/k5.10", 7);
