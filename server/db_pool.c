@@ -179,16 +179,22 @@ void db_pool_put(struct db_pool *p, PGconn *c, bool broken)
 			broken = true;
 		PQclear(r);
 	}
+	/* a broken connection usually means the server restarted: the idle
+	 * ones are dead too, so they are reopened on their next use rather
+	 * than failing a request each */
 	pthread_mutex_lock(&p->mu);
 	for (int i = 0; i < p->size; i++) {
-		if (p->slots[i].c != c)
-			continue;
-		if (broken) {
-			PQfinish(c);
-			p->slots[i].c = NULL;
+		struct slot *sl = &p->slots[i];
+		if (sl->c == c) {
+			if (broken) {
+				PQfinish(c);
+				sl->c = NULL;
+			}
+			sl->busy = false;
+		} else if (broken && sl->c && !sl->busy) {
+			PQfinish(sl->c);
+			sl->c = NULL;
 		}
-		p->slots[i].busy = false;
-		break;
 	}
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);

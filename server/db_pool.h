@@ -28,7 +28,8 @@ PGconn *db_pool_get(struct db_pool *p, int timeout_ms, char *err, size_t errlen)
 /* Gives a connection back. broken: a query failed in a way that may have
  * left the connection unusable; it is closed and reopened on a later get.
  * A connection whose status is bad is treated as broken anyway, and one
- * left inside a transaction is rolled back. */
+ * left inside a transaction is rolled back. Giving back a broken one also
+ * closes the idle ones (after a server restart they are dead too). */
 void db_pool_put(struct db_pool *p, PGconn *c, bool broken);
 
 /* Opens one connection outside any pool (migrations, tests): conninfo may

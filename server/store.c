@@ -200,6 +200,9 @@ int store_open(struct store **out, const struct store_config *cfg, char *err, si
 		return STORE_EINTERNAL;
 	}
 	pthread_mutex_init(&st->mu, NULL);
+	pthread_mutex_init(&st->gc_mu, NULL);
+	pthread_cond_init(&st->gc_cv, NULL);
+	st->gc_max_leaders = cfg->pool_size > 0 ? cfg->pool_size : 8;
 	st->retention_days = cfg->retention_days > 0 ? cfg->retention_days : 30;
 	st->pool = db_pool_new(cfg->conninfo, cfg->pool_size > 0 ? cfg->pool_size : 8);
 	st->metric_db = calloc(DICT_MAX_NAMES + 1, sizeof(*st->metric_db));
@@ -234,6 +237,8 @@ void store_close(struct store *st)
 	free(st->metric_db);
 	free(st->days);
 	pthread_mutex_destroy(&st->mu);
+	pthread_mutex_destroy(&st->gc_mu);
+	pthread_cond_destroy(&st->gc_cv);
 	free(st);
 }
 
@@ -292,7 +297,7 @@ int store_host_id(PGconn *c, const char *host, int32_t *id, int64_t *last_ts, ch
 {
 	const char *p[1] = { host };
 	PGresult *r;
-	int rc = store_q(c, "SELECT id, coalesce(last_ts_ms, 0) FROM hosts WHERE name = $1", 1, p, 1, &r,
+	int rc = store_q(c, "SELECT id, coalesce(last_ts_ms, 0) FROM hosts WHERE name = $1 AND samples > 0", 1, p, 1, &r,
 			 "look up the host", err, errlen);
 	if (rc != STORE_OK)
 		return rc;

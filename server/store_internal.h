@@ -16,6 +16,8 @@
 #define STORE_POOL_WAIT_MS 5000	/* longest wait for a free connection */
 #define STORE_CG_TOUCH_MS 60000	/* cgroups.last_ts_ms refreshed at most this often */
 #define STORE_HOST_CACHE_MAX 50000
+#define STORE_GC_MAX_REQS 256		/* requests sharing one ingest transaction */
+#define STORE_GC_MAX_SAMPLES 4000	/* samples in one, unless a single request has more */
 #define STORE_CG_CACHE_MAX 500000
 
 /* The encoding state of a host: the values of its newest in-order row,
@@ -76,6 +78,11 @@ struct store {
 	size_t ndays, capdays;
 	struct hcache *hosts;
 	struct cgcache *cgs;
+	/* group commit of store_put_samples (store_put.c) */
+	pthread_mutex_t gc_mu;
+	pthread_cond_t gc_cv;
+	struct putreq *gc_head, *gc_tail;	/* waiting requests, FIFO */
+	int gc_leaders, gc_max_leaders;	/* transactions running / allowed */
 };
 
 /* Runs sql with text parameters; result rows in binary when binary. On

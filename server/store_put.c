@@ -6,7 +6,8 @@
  *      its encoding state and duplicate check cannot race
  *   2. drop duplicates (inside the batch, and against stored rows when a
  *      sample is not newer than the host's newest)
- *   3. resolve metric, cgroup and boot ids (INSERT ... ON CONFLICT, sorted)
+ *   3. resolve cgroup and boot ids (INSERT ... ON CONFLICT, sorted; metric
+ *      names were resolved before the transaction, see resolve_metrics)
  *   4. encode each fresh sample against the host's previous in-order row
  *      and insert all rows with one statement
  *   5. update the host rows, refresh cgroup last-seen times, run the hook
@@ -22,8 +23,10 @@
 
 struct item {
 	const struct sample *s;
-	size_t idx;		/* position in the caller's array */
-	int host;		/* index into the request's hosts */
+	size_t idx;		/* position in the combined batch: request order, then
+				 * the caller's order, so the first copy stands */
+	int req;		/* index of the request it came from */
+	int host;		/* index into the batch's hosts */
 	bool dup;
 	int boot;
 };
@@ -37,11 +40,6 @@ struct hreq {
 	struct hstate st;
 	size_t nfresh;
 	const struct sample *newest, *oldest;
-};
-
-/* dict id -> database id pairs resolved inside this transaction */
-struct idpair {
-	uint32_t key, id;
 };
 
 struct cgpend {
@@ -61,8 +59,6 @@ struct put {
 	size_t n;
 	struct hreq *hosts;
 	size_t nh;
-	struct idpair *mids;	/* newly resolved metric ids, sorted by key */
-	size_t nmids;
 	struct cgpend *cgs;	/* cgroups of fresh samples */
 	size_t ncgs, capcgs;
 };
@@ -170,6 +166,8 @@ static int lock_hosts(struct put *p, const char *names, int *rc)
 			continue;
 		h->id = (int32_t)strtol(PQgetvalue(r, i, 0), NULL, 10);
 		h->max_ts = PQgetisnull(r, i, 2) ? INT64_MIN : strtoll(PQgetvalue(r, i, 2), NULL, 10);
+		free(h->boot_id);
+		h->boot_id = NULL;
 		if (!PQgetisnull(r, i, 3) && !(h->boot_id = strdup(PQgetvalue(r, i, 3)))) {
 			PQclear(r);
 			*rc = oom(p);
@@ -180,6 +178,13 @@ static int lock_hosts(struct put *p, const char *names, int *rc)
 	return n;
 }
 
+/* Locks the batch's host rows (inside the open transaction). Hosts seen
+ * for the first time are first added in a separate, autocommitted
+ * statement and the transaction restarted: inserting them inside it
+ * would lock new rows out of name order and deadlock against another
+ * batch that locks them as existing rows. A host row without samples is
+ * invisible to the API (samples = 0), so a failed request leaves nothing
+ * anyone sees. */
 static int resolve_hosts(struct put *p)
 {
 	struct cbuf all, missing;
@@ -204,20 +209,27 @@ static int resolve_hosts(struct put *p)
 			goto nomem;
 		nmiss++;
 	}
-	if (nmiss) {
-		if (arr_end(&missing) < 0)
-			goto nomem;
-		const char *prm[1] = { (const char *)missing.p };
-		rc = store_q(p->c, "INSERT INTO hosts (name) SELECT unnest($1::text[]) ON CONFLICT (name) DO NOTHING",
-			     1, prm, 0, NULL, "add hosts", p->err, p->errlen);
-		if (rc != STORE_OK || lock_hosts(p, (const char *)missing.p, &rc) < 0)
+	if (!nmiss)
+		goto out;
+	if (arr_end(&missing) < 0)
+		goto nomem;
+	const char *prm[1] = { (const char *)missing.p };
+	if ((rc = store_q(p->c, "ROLLBACK", 0, NULL, 0, NULL, "roll back", p->err, p->errlen)) != STORE_OK ||
+	    (rc = store_q(p->c, "INSERT INTO hosts (name) SELECT x FROM unnest($1::text[]) AS x "
+			  "WHERE NOT EXISTS (SELECT 1 FROM hosts h WHERE h.name = x) "
+			  "ORDER BY x COLLATE \"C\" ON CONFLICT (name) DO NOTHING",
+			  1, prm, 0, NULL, "add hosts", p->err, p->errlen)) != STORE_OK ||
+	    (rc = store_q(p->c, "BEGIN", 0, NULL, 0, NULL, "begin", p->err, p->errlen)) != STORE_OK)
+		goto out;
+	for (size_t i = 0; i < p->nh; i++)
+		p->hosts[i].id = 0;
+	if (lock_hosts(p, (const char *)all.p, &rc) < 0)
+		goto out;
+	for (size_t i = 0; i < p->nh; i++) {
+		if (!p->hosts[i].id) {
+			snprintf(p->err, p->errlen, "could not add host %s", p->hosts[i].name);
+			rc = STORE_EINTERNAL;
 			goto out;
-		for (size_t i = 0; i < p->nh; i++) {
-			if (!p->hosts[i].id) {
-				snprintf(p->err, p->errlen, "could not add host %s", p->hosts[i].name);
-				rc = STORE_EINTERNAL;
-				goto out;
-			}
 		}
 	}
 	goto out;
@@ -287,26 +299,6 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static uint32_t pending_mid(const struct put *p, uint32_t key)
-{
-	size_t lo = 0, hi = p->nmids;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (p->mids[mid].key == key)
-			return p->mids[mid].id;
-		if (p->mids[mid].key < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
-}
-
 /* Collects dict ids of m that have no database id yet. */
 static int collect_missing(struct put *p, const struct sset *m, uint32_t **miss, size_t *n, size_t *cap)
 {
@@ -326,6 +318,13 @@ static int collect_missing(struct put *p, const struct sset *m, uint32_t **miss,
 	return 0;
 }
 
+/* Gives every metric name of the batch a database id. Runs before the
+ * ingest transaction, in its own short autocommitted statements: names are
+ * a dictionary, not data, and committing them at once lets the ids be
+ * published to the cache right away. New names are inserted in dictionary
+ * order, so database ids usually grow with dictionary ids and translated
+ * sets come out sorted without a sort. A race with another server
+ * inserting the same names (unique violation, deadlock) is retried. */
 static int resolve_metrics(struct put *p)
 {
 	uint32_t *miss = NULL;
@@ -357,51 +356,42 @@ static int resolve_metrics(struct put *p)
 		if (u == 0 || miss[u - 1] != miss[i])
 			miss[u++] = miss[i];
 	n = u;
-	/* names sorted too, so concurrent inserts take their locks in one order */
-	char **sorted = malloc(n * sizeof(*sorted));
-	if (!sorted)
+	if (cbuf_put(&names, "{", 1) < 0)
 		goto nomem;
-	for (size_t i = 0; i < n; i++)
-		sorted[i] = (char *)dict_name(miss[i]);
-	qsort(sorted, n, sizeof(*sorted), cmp_str);
-	int bad = cbuf_put(&names, "{", 1);
-	for (size_t i = 0; i < n && !bad; i++)
-		bad = !sorted[i] || arr_text(&names, sorted[i]) < 0;
-	free(sorted);
-	if (bad || arr_end(&names) < 0)
+	for (size_t i = 0; i < n; i++) {
+		const char *name = dict_name(miss[i]);
+		if (!name || arr_text(&names, name) < 0)
+			goto nomem;
+	}
+	if (arr_end(&names) < 0)
 		goto nomem;
 	const char *prm[1] = { (const char *)names.p };
+	for (int attempt = 0;; attempt++) {
+		rc = store_q(p->c, "INSERT INTO metric_names (name) SELECT u.x FROM unnest($1::text[]) "
+			     "WITH ORDINALITY AS u(x, o) WHERE NOT EXISTS (SELECT 1 FROM metric_names m "
+			     "WHERE m.name = u.x) ORDER BY u.o ON CONFLICT (name) DO NOTHING", 1, prm, 0, NULL,
+			     "add metric names", p->err, p->errlen);
+		if (rc != STORE_EINTERNAL || attempt == 2)
+			break;
+	}
+	if (rc != STORE_OK)
+		goto out;
 	rc = store_q(p->c, "SELECT id, name FROM metric_names WHERE name = ANY($1::text[])", 1, prm, 0, &r,
 		     "look up metric names", p->err, p->errlen);
 	if (rc != STORE_OK)
 		goto out;
-	if ((size_t)PQntuples(r) < n) {
-		PQclear(r);
-		rc = store_q(p->c, "INSERT INTO metric_names (name) SELECT x FROM unnest($1::text[]) AS x "
-			     "WHERE NOT EXISTS (SELECT 1 FROM metric_names m WHERE m.name = x) "
-			     "ORDER BY x COLLATE \"C\" ON CONFLICT (name) DO NOTHING", 1, prm, 0, NULL,
-			     "add metric names", p->err, p->errlen);
-		if (rc == STORE_OK)
-			rc = store_q(p->c, "SELECT id, name FROM metric_names WHERE name = ANY($1::text[])", 1,
-				     prm, 0, &r, "look up metric names", p->err, p->errlen);
-		if (rc != STORE_OK)
-			goto out;
-	}
-	if (!(p->mids = calloc((size_t)PQntuples(r) + 1, sizeof(*p->mids)))) {
-		PQclear(r);
-		goto nomem;
-	}
+	size_t found = 0;
+	pthread_mutex_lock(&p->st->mu);
 	for (int i = 0; i < PQntuples(r); i++) {
 		uint32_t key = dict_lookup(PQgetvalue(r, i, 1));
 		if (!key)
 			continue;
-		p->mids[p->nmids].key = key;
-		p->mids[p->nmids].id = (uint32_t)strtoul(PQgetvalue(r, i, 0), NULL, 10);
-		p->nmids++;
+		p->st->metric_db[key] = (int32_t)strtol(PQgetvalue(r, i, 0), NULL, 10);
+		found++;
 	}
+	pthread_mutex_unlock(&p->st->mu);
 	PQclear(r);
-	qsort(p->mids, p->nmids, sizeof(*p->mids), cmp_u32);	/* key is the first member */
-	if (p->nmids < n) {
+	if (found < n) {
 		snprintf(p->err, p->errlen, "could not add metric names");
 		rc = STORE_EINTERNAL;
 	}
@@ -581,18 +571,40 @@ static int cmp_field(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Translates m's dict ids to database ids into out (sorted). */
+/* Makes room for n fields in m (sample.h's growth rule aside: the store
+ * fills sets of a known size). */
+static int sset_reserve(struct sset *m, size_t n)
+{
+	if (n <= m->cap)
+		return 0;
+	struct sfield *f = realloc(m->f, n * sizeof(*f));
+	if (!f)
+		return -1;
+	m->f = f;
+	m->cap = n;
+	return 0;
+}
+
+/* Translates m's dict ids to database ids into out (sorted by database
+ * id). Called with st->mu held. Returns -1 when out of memory or a name
+ * has no database id. */
 static int translate(struct put *p, const struct sset *m, struct sset *out)
 {
+	bool sorted = true;
+
 	out->n = 0;
+	if (sset_reserve(out, m->n) < 0)
+		return -1;
 	for (size_t i = 0; i < m->n; i++) {
-		uint32_t id = p->st->metric_db[m->f[i].id];	/* read under st->mu by the caller */
-		if (!id)
-			id = pending_mid(p, m->f[i].id);
-		if (!id || sset_add(out, id, m->f[i].v) < 0)
+		int32_t id = p->st->metric_db[m->f[i].id];
+		if (id <= 0)
 			return -1;
+		out->f[i].id = (uint32_t)id;
+		out->f[i].v = m->f[i].v;
+		sorted &= i == 0 || out->f[i - 1].id < (uint32_t)id;
 	}
-	if (out->n > 1)
+	out->n = m->n;
+	if (!sorted)
 		qsort(out->f, out->n, sizeof(*out->f), cmp_field);
 	return 0;
 }
@@ -666,13 +678,21 @@ static int encode_row(const struct hstate *cur, const struct hstate *base, uint6
 	return rc;
 }
 
+static int sset_copy_into(struct sset *dst, const struct sset *src)
+{
+	if (sset_reserve(dst, src->n) < 0)
+		return -1;
+	if (src->n)
+		memcpy(dst->f, src->f, src->n * sizeof(*src->f));
+	dst->n = src->n;
+	return 0;
+}
+
 /* Makes dst a copy of src's values (keeping host id, reusing memory). */
 static int state_copy(struct hstate *dst, const struct hstate *src)
 {
-	dst->m.n = 0;
-	for (size_t i = 0; i < src->m.n; i++)
-		if (sset_add(&dst->m, src->m.f[i].id, src->m.f[i].v) < 0)
-			return -1;
+	if (sset_copy_into(&dst->m, &src->m) < 0)
+		return -1;
 	if (src->ncg > dst->cgcap) {
 		struct cgstate *t = realloc(dst->cg, src->ncg * sizeof(*t));
 		if (!t)
@@ -684,10 +704,8 @@ static int state_copy(struct hstate *dst, const struct hstate *src)
 	dst->ncg = 0;
 	for (size_t k = 0; k < src->ncg; k++) {
 		dst->cg[k].id = src->cg[k].id;
-		dst->cg[k].m.n = 0;
-		for (size_t i = 0; i < src->cg[k].m.n; i++)
-			if (sset_add(&dst->cg[k].m, src->cg[k].m.f[i].id, src->cg[k].m.f[i].v) < 0)
-				return -1;
+		if (sset_copy_into(&dst->cg[k].m, &src->cg[k].m) < 0)
+			return -1;
 		dst->ncg++;
 	}
 	return 0;
@@ -854,10 +872,6 @@ out:
 
 static void publish(struct put *p)
 {
-	pthread_mutex_lock(&p->st->mu);
-	for (size_t i = 0; i < p->nmids; i++)
-		p->st->metric_db[p->mids[i].key] = (int32_t)p->mids[i].id;
-	pthread_mutex_unlock(&p->st->mu);
 	for (size_t i = 0; i < p->ncgs; i++) {
 		const struct cgpend *g = &p->cgs[i];
 		cgcache_set(p->st->cgs, g->host_id, g->version, g->path, g->id,
@@ -927,31 +941,84 @@ static int collect_days(struct put *p, int64_t **days, size_t *nd)
 	return STORE_OK;
 }
 
-int store_put_samples(struct store *st, const struct sample *s, size_t n,
-		      const struct store_tx_hook *hook, size_t *nfresh, char *err, size_t errlen)
+/* ---- one transaction over one or more requests ---- */
+
+/* A caller's store_put_samples call waiting for a transaction. */
+struct putreq {
+	const struct sample *s;
+	size_t n;
+	const struct store_tx_hook *hook;
+	size_t nfresh;
+	int rc;
+	char *err;		/* the caller's buffer */
+	size_t errlen;
+	bool done;
+	struct putreq *next;
+};
+
+static bool same_hook(const struct store_tx_hook *a, const struct store_tx_hook *b)
 {
-	struct put p = { .st = st, .err = err, .errlen = errlen, .n = n };
+	return a->fn == b->fn && a->ctx == b->ctx;
+}
+
+/* Calls each distinct hook once with the fresh samples of the requests
+ * that carry it, in (host, ts) order. */
+static int run_hooks(struct put *p, struct putreq **reqs, size_t nreq, const struct sample **fresh)
+{
+	for (size_t r = 0; r < nreq; r++) {
+		const struct store_tx_hook *hk = reqs[r]->hook;
+		bool seen = false;
+		if (!hk || !hk->fn)
+			continue;
+		for (size_t q = 0; q < r && !seen; q++)
+			seen = reqs[q]->hook && same_hook(reqs[q]->hook, hk);
+		if (seen)
+			continue;
+		size_t nf = 0;
+		for (size_t i = 0; i < p->n; i++) {
+			const struct item *it = &p->items[i];
+			const struct store_tx_hook *ih = reqs[it->req]->hook;
+			if (!it->dup && ih && same_hook(ih, hk))
+				fresh[nf++] = it->s;
+		}
+		if (nf && hk->fn(hk->ctx, p->c, fresh, nf, p->err, p->errlen) != 0)
+			return PQstatus(p->c) == CONNECTION_OK ? STORE_EINTERNAL : STORE_EUNAVAIL;
+	}
+	return STORE_OK;
+}
+
+/* Stores the samples of reqs[0..nreq) in one transaction. Returns a
+ * STORE_E* code with err written; *commit_sent tells whether the outcome
+ * of a failure is uncertain (COMMIT was sent). On success sets each
+ * request's nfresh. */
+static int run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *commit_sent, char *err, size_t errlen)
+{
+	struct put p = { .st = st, .err = err, .errlen = errlen };
 	const struct sample **fresh = NULL;
 	int64_t *days = NULL;
-	size_t nd = 0, nf = 0;
+	size_t nd = 0;
 	int rc;
 	bool in_tx = false;
 
-	*nfresh = 0;
-	if (n == 0)
-		return STORE_OK;
-	p.items = calloc(n, sizeof(*p.items));
-	p.hosts = calloc(n, sizeof(*p.hosts));
-	fresh = calloc(n, sizeof(*fresh));
+	*commit_sent = false;
+	for (size_t r = 0; r < nreq; r++)
+		p.n += reqs[r]->n;
+	p.items = calloc(p.n, sizeof(*p.items));
+	p.hosts = calloc(p.n, sizeof(*p.hosts));
+	fresh = calloc(p.n, sizeof(*fresh));
 	if (!p.items || !p.hosts || !fresh) {
 		rc = oom(&p);
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		p.items[i].s = &s[i];
-		p.items[i].idx = i;
+	size_t k = 0;
+	for (size_t r = 0; r < nreq; r++) {
+		for (size_t i = 0; i < reqs[r]->n; i++, k++) {
+			p.items[k].s = &reqs[r]->s[i];
+			p.items[k].idx = k;
+			p.items[k].req = (int)r;
+		}
 	}
-	qsort(p.items, n, sizeof(*p.items), cmp_item);
+	qsort(p.items, p.n, sizeof(*p.items), cmp_item);
 	group_hosts(&p);
 	if ((rc = collect_days(&p, &days, &nd)) != STORE_OK)
 		goto out;
@@ -961,26 +1028,27 @@ int store_put_samples(struct store *st, const struct sample *s, size_t n,
 	}
 	if ((rc = store_ensure_partitions(st, p.c, days, nd, err, errlen)) != STORE_OK)
 		goto out;
+	if ((rc = resolve_metrics(&p)) != STORE_OK)
+		goto out;
 	if ((rc = store_q(p.c, "BEGIN", 0, NULL, 0, NULL, "begin", err, errlen)) != STORE_OK)
 		goto out;
 	in_tx = true;
 	if ((rc = resolve_hosts(&p)) != STORE_OK || (rc = check_stored(&p)) != STORE_OK ||
-	    (rc = load_states(&p)) != STORE_OK || (rc = resolve_metrics(&p)) != STORE_OK ||
+	    (rc = load_states(&p)) != STORE_OK ||
 	    (rc = resolve_cgroups(&p)) != STORE_OK || (rc = insert_rows(&p)) != STORE_OK ||
-	    (rc = update_hosts(&p)) != STORE_OK || (rc = touch_cgroups(&p)) != STORE_OK)
+	    (rc = update_hosts(&p)) != STORE_OK || (rc = touch_cgroups(&p)) != STORE_OK ||
+	    (rc = run_hooks(&p, reqs, nreq, fresh)) != STORE_OK)
 		goto out;
-	for (size_t i = 0; i < n; i++)
-		if (!p.items[i].dup)
-			fresh[nf++] = p.items[i].s;
-	if (hook && hook->fn && nf && hook->fn(hook->ctx, p.c, fresh, nf, err, errlen) != 0) {
-		rc = PQstatus(p.c) == CONNECTION_OK ? STORE_EINTERNAL : STORE_EUNAVAIL;
-		goto out;
-	}
+	*commit_sent = true;
 	rc = store_q(p.c, "COMMIT", 0, NULL, 0, NULL, "commit", err, errlen);
 	in_tx = false;
 	if (rc == STORE_OK) {
 		publish(&p);
-		*nfresh = nf;
+		for (size_t r = 0; r < nreq; r++)
+			reqs[r]->nfresh = 0;
+		for (size_t i = 0; i < p.n; i++)
+			if (!p.items[i].dup)
+				reqs[p.items[i].req]->nfresh++;
 	}
 out:
 	if (in_tx && PQstatus(p.c) == CONNECTION_OK)
@@ -993,9 +1061,91 @@ out:
 	}
 	free(p.items);
 	free(p.hosts);
-	free(p.mids);
 	free(p.cgs);
 	free(fresh);
 	free(days);
 	return rc;
+}
+
+/* run_tx, retried once when the connection turned out broken before
+ * COMMIT (a pooled connection whose server restarted fails on first use;
+ * nothing was stored, so a second try on a fresh connection is safe). */
+static int run_tx_retry(struct store *st, struct putreq **reqs, size_t nreq, char *err, size_t errlen)
+{
+	bool commit_sent;
+	int rc = run_tx(st, reqs, nreq, &commit_sent, err, errlen);
+	if (rc == STORE_EUNAVAIL && !commit_sent)
+		rc = run_tx(st, reqs, nreq, &commit_sent, err, errlen);
+	return rc;
+}
+
+/* Runs one combined transaction for reqs; when it fails for a reason
+ * other than the database being away and holds several requests, each is
+ * retried alone so one bad request cannot fail the others. */
+static void run_batch(struct store *st, struct putreq **reqs, size_t nreq)
+{
+	char err[512];
+	int rc = run_tx_retry(st, reqs, nreq, err, sizeof(err));
+
+	if (rc == STORE_EINTERNAL && nreq > 1) {
+		for (size_t r = 0; r < nreq; r++)
+			reqs[r]->rc = run_tx_retry(st, &reqs[r], 1, reqs[r]->err, reqs[r]->errlen);
+		return;
+	}
+	for (size_t r = 0; r < nreq; r++) {
+		reqs[r]->rc = rc;
+		if (rc != STORE_OK && reqs[r]->err && reqs[r]->errlen)
+			snprintf(reqs[r]->err, reqs[r]->errlen, "%s", err);
+	}
+}
+
+/* Group commit: callers queue their request; while fewer transactions
+ * than pooled connections are running, a caller takes everything queued
+ * (its own request or others') and runs it as one transaction. Alone, a
+ * request runs at once; under load, requests that queued while the
+ * connections were busy share one transaction and one WAL flush, which
+ * is what lets one-sample requests outrun the disk's fsync rate. */
+int store_put_samples(struct store *st, const struct sample *s, size_t n,
+		      const struct store_tx_hook *hook, size_t *nfresh, char *err, size_t errlen)
+{
+	struct putreq me = { .s = s, .n = n, .hook = hook, .err = err, .errlen = errlen };
+	struct putreq *batch[STORE_GC_MAX_REQS];
+
+	*nfresh = 0;
+	if (n == 0)
+		return STORE_OK;
+	pthread_mutex_lock(&st->gc_mu);
+	if (st->gc_tail)
+		st->gc_tail->next = &me;
+	else
+		st->gc_head = &me;
+	st->gc_tail = &me;
+	while (!me.done) {
+		if (!st->gc_head || st->gc_leaders >= st->gc_max_leaders) {
+			pthread_cond_wait(&st->gc_cv, &st->gc_mu);
+			continue;
+		}
+		size_t nb = 0, ns = 0;
+		while (st->gc_head && nb < STORE_GC_MAX_REQS &&
+		       (nb == 0 || ns + st->gc_head->n <= STORE_GC_MAX_SAMPLES)) {
+			struct putreq *r = st->gc_head;
+			st->gc_head = r->next;
+			if (!st->gc_head)
+				st->gc_tail = NULL;
+			r->next = NULL;
+			batch[nb++] = r;
+			ns += r->n;
+		}
+		st->gc_leaders++;
+		pthread_mutex_unlock(&st->gc_mu);
+		run_batch(st, batch, nb);
+		pthread_mutex_lock(&st->gc_mu);
+		st->gc_leaders--;
+		for (size_t i = 0; i < nb; i++)
+			batch[i]->done = true;
+		pthread_cond_broadcast(&st->gc_cv);
+	}
+	pthread_mutex_unlock(&st->gc_mu);
+	*nfresh = me.nfresh;
+	return me.rc;
 }
