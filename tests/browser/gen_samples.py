@@ -148,6 +148,10 @@ class Host:
 
 
 def post(url, token, batch):
+    if isinstance(url, dict):  # --jsonl: url is {"file": handle}
+        for smp in batch:
+            url["file"].write(json.dumps(smp) + "\n")
+        return
     body = json.dumps(batch).encode()
     req = urllib.request.Request(url.rstrip("/") + "/api/v1/samples", data=body, method="POST",
                                  headers={"Content-Type": "application/json", "Authorization": "Bearer " + token})
@@ -159,12 +163,17 @@ def post(url, token, batch):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--url", required=True)
+    ap.add_argument("--url", help="server base URL to post to")
+    ap.add_argument("--jsonl", help="write JSON lines to this file instead (for vmscope-replay)")
     ap.add_argument("--token", default="")
     ap.add_argument("--minutes", type=int, default=60)
     ap.add_argument("--interval", type=float, default=10.0)
     ap.add_argument("--now", type=float, default=None)
     a = ap.parse_args()
+    if not a.url and not a.jsonl:
+        ap.error("--url or --jsonl is required")
+    if a.jsonl:
+        a.url = {"file": open(a.jsonl, "w")}
     random.seed(7)
     now = a.now or time.time()
     hosts = [Host("db-07", "6.1.0-18-amd64", {"role": "db", "dc": "fra1"}, 16, thrash_last_s=25 * 60),
