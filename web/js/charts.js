@@ -48,7 +48,7 @@ function build(spec, lines, x, ctx) {
       data.push(ln.max);
       series.push({ label: ln.label + " min", stroke: "transparent", width: 1, scale: ln.axis || "y", spanGaps: false, points: { show: false }, value: (u, v) => f(v) });
       data.push(ln.min);
-      bands.push({ series: [mainIdx + 1, mainIdx + 2], fill: ln.color + "26" });
+      bands.push({ series: [mainIdx + 1, mainIdx + 2], fill: ln.color + "33" });
       bandRows.push(mainIdx + 1, mainIdx + 2);
     }
   }
