@@ -5,7 +5,7 @@
 import { api } from "./api.js";
 import { h } from "./dom.js";
 import { KNOWN_KINDS, explain } from "./explain.js";
-import { fmtDuration, fmtNum, fmtTime, parseTime } from "./format.js";
+import { fmtBytes, fmtDuration, fmtNum, fmtTime, parseTime } from "./format.js";
 import { makeHash, poll, replaceHash, setStatus } from "./nav.js";
 
 const POLL_MS = 10000;
@@ -21,25 +21,31 @@ export function alertLink(a, now = Date.now() / 1000) {
   });
 }
 
-// Evidence values: numbers with units guessed from the key's suffix.
-function evValue(k, v) {
+// Evidence values: numbers with units guessed from the key's suffix
+// (the detectors name them *_per_s, *_pct, *_bytes, *_ms, *_ratio).
+export function evValue(k, v) {
   if (typeof v === "number") {
+    if (/_ms$/.test(k) && v > 1e11) return fmtTime(v / 1000);
+    if (/bytes_per_s$/.test(k)) return fmtBytes(v) + "/s";
+    if (/bytes$/.test(k)) return fmtBytes(v);
+    if (/_kb$/i.test(k)) return fmtBytes(v * 1024);
     if (/_pct$|percent|avg10|avg60|avg300/.test(k)) return fmtNum(v) + " %";
     if (/_per_s$|_rate$|per_sec/.test(k)) return fmtNum(v) + "/s";
-    if (/efficiency|ratio/.test(k) && v <= 1) return (v * 100).toFixed(0) + " %";
-    if (/bytes$/.test(k)) return fmtNum(v) + "B";
-    if (/_kb$/i.test(k)) return fmtNum(v * 1024) + "B";
+    if (/efficiency|ratio|share/.test(k) && v >= 0 && v <= 1) return (v * 100).toFixed(0) + " %";
+    if (/_s$/.test(k)) return fmtDuration(v);
     return fmtNum(v);
   }
   if (v === null) return "\u2013";
   return typeof v === "object" ? JSON.stringify(v) : String(v);
 }
 
+// The evidence table; a text "hint" from the detector is shown apart.
 function evidenceTable(ev) {
-  const rows = Object.entries(ev || {});
+  const rows = Object.entries(ev || {}).filter(([k, v]) => !(k === "hint" && typeof v === "string"));
   if (!rows.length) return h("div", { class: "muted" }, "no evidence recorded");
   return h("table", { class: "ev" }, h("tbody", {}, rows.map(([k, v]) =>
-    h("tr", {}, h("td", { class: "mono" }, k), h("td", { class: "num", title: String(v) }, evValue(k, v))))));
+    h("tr", {}, h("td", { class: "mono" }, k),
+      h("td", { class: typeof v === "number" ? "num" : "text", title: String(v) }, evValue(k, v))))));
 }
 
 function card(a) {
@@ -63,6 +69,7 @@ function card(a) {
       h("div", { class: "explain" },
         h("p", {}, h("b", {}, ex.title)),
         h("p", {}, ex.meaning),
+        typeof a.evidence?.hint === "string" ? h("p", { class: "hint" }, h("b", {}, "Detector: "), a.evidence.hint) : null,
         h("ul", {}, ex.fixes.map((f) => h("li", {}, f))))));
 }
 

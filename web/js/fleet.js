@@ -110,7 +110,7 @@ export function mount(el, route) {
       h("td", {}, labelText(hst.labels).map((l) => h("span", { class: "chip" }, l))),
       h("td", { class: "mono" }, hst.kernel || "\u2013"),
       h("td", { title: fmtTime(hst.last_seen_ts) }, fmtAgo(hst.last_seen_ts, st.data.now_ts)),
-      h("td", {}, alerts.length ? alerts : h("span", { class: "muted" }, "none")),
+      h("td", { class: "alerts-cell" }, alerts.length ? alerts : h("span", { class: "muted" }, "none")),
       ...sparkCells);
   }
 
