@@ -6,7 +6,8 @@
 #
 #   . "$(dirname "$0")/_lib.sh"
 #   e2e_init NAME            fresh database vmscope_e2e_NAME_<pid>; sets E2E_DB
-#   e2e_server_start [ARGS]  starts $SERVER against E2E_DB; sets E2E_URL E2E_PID
+#   e2e_server_start [ARGS]  starts $SERVER against E2E_DB on E2E_PORT (default: a free
+#                            port); sets E2E_URL E2E_PID
 #   e2e_server_stop          SIGTERM, waits, fails when the exit code is not 0
 #                            (a LeakSanitizer report makes it non-zero)
 #   e2e_psql SQL             runs SQL in E2E_DB, prints the unaligned result
@@ -87,7 +88,7 @@ bad() {
 # (any status) on /healthz; with E2E_WAIT_HEALTHY=1 (default) until 200.
 e2e_server_start() {
 	local port
-	port=$("$E2E_ROOT/scripts/freeport.sh")
+	port=${E2E_PORT:-$("$E2E_ROOT/scripts/freeport.sh")}
 	E2E_URL="http://127.0.0.1:$port"
 	E2E_LOG="$E2E_DIR/server-$port.log"
 	"$SERVER" --listen "127.0.0.1:$port" --db "${E2E_SERVER_DB:-$E2E_DB}" --token "$E2E_TOKEN" \
