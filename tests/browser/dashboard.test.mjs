@@ -104,6 +104,7 @@ async function run() {
   n = await page.$$eval("#fleet-table tbody tr[data-host]", (t) => t.map((x) => x.dataset.host));
   check("sort by host", n.join(",") === "app-02,db-07,web-03", n.join(","));
   await page.screenshot({ path: OUT + "/dashboard-fleet.png", fullPage: true });
+  check("fleet polls again within 10 s", await until(() => performance.getEntriesByType("resource").filter((e) => e.name.includes("/api/v1/fleet")).length >= 2, undefined, 13000));
 
   // ---- host view
   const before = requests.length;
@@ -128,6 +129,8 @@ async function run() {
   check("default range is 1 h", Math.abs(span1 - 3600) < 5, String(span1));
   const legend = await page.$$eval('.chart[data-fig="reclaim"] .u-legend .u-series', (t) => t.filter((x) => x.style.display !== "none").map((x) => x.textContent));
   check("reclaim chart has scan/steal and efficiency lines", legend.some((t) => t.includes("kswapd eff.")) && legend.some((t) => t.includes("scan direct")), legend.join("|"));
+  const shaded = await page.$$eval(".chart .uplot", (us) => us.map((u) => Number(u.dataset.shaded || 0)));
+  check("alert intervals are shaded on every chart", shaded.length >= 7 && shaded.every((n) => n >= 1), JSON.stringify(shaded));
   check("alert strip shows the thrash alert", await until(() => [...document.querySelectorAll("#alert-strip a.chip")].some((a) => a.textContent.startsWith("thrash"))));
   await page.screenshot({ path: OUT + "/dashboard-host.png", fullPage: true });
 

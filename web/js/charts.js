@@ -104,9 +104,12 @@ function build(spec, lines, x, ctx) {
 }
 
 // Fill each alert's interval over the plot area, under the series.
+// Sets data-shaded on the chart's root to the number of intervals drawn.
 function shadeAlerts(u, alerts) {
+  u.root.dataset.shaded = "0";
   if (!alerts || alerts.length === 0) return;
   const { ctx, bbox } = u;
+  let drawn = 0;
   ctx.save();
   for (const a of alerts) {
     let x0 = u.valToPos(a.t0, "x", true);
@@ -117,8 +120,10 @@ function shadeAlerts(u, alerts) {
     if (x0 > bbox.left + bbox.width || x1 < bbox.left) continue;
     ctx.fillStyle = SEV_FILL[a.severity] || SEV_FILL.warning;
     ctx.fillRect(x0, bbox.top, x1 - x0, bbox.height);
+    drawn++;
   }
   ctx.restore();
+  u.root.dataset.shaded = String(drawn);
 }
 
 // A chart in el. Returns {update(lines, x), resize(width), destroy()}.
