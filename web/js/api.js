@@ -45,7 +45,8 @@ export async function getJSON(path, params = {}, signal) {
   let body = null;
   try { body = await res.json(); } catch (_) { /* not JSON */ }
   if (!res.ok) {
-    const msg = body && body.error ? body.error : res.status + " " + res.statusText;
+    let msg = body && body.error ? body.error : res.status + " " + res.statusText;
+    if (res.status === 401) msg += " (open the dashboard once as /?token=READTOKEN)";
     throw new ApiError(res.status, msg);
   }
   return body;
