@@ -153,11 +153,15 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	double ms = (double)(mono_us() - rq->t0_us) / 1000.0;
 	if (rq->status)
 		metrics_request(rq->status);
+	/* the decoded path may hold control characters: never let a client
+	 * write its own log lines */
+	char *shown = rq->path ? respond_sanitize(rq->path) : NULL;
 	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
-		log_info("%s %s %u %.1fms", rq->method, rq->path ? rq->path : "?", rq->status, ms);
+		log_info("%s %s %u %.1fms", rq->method, shown ? shown : "?", rq->status, ms);
 	else
 		log_info("%s %s %u %.1fms (connection ended early: %d)", rq->method,
-			 rq->path ? rq->path : "?", rq->status, ms, (int)toe);
+			 shown ? shown : "?", rq->status, ms, (int)toe);
+	free(shown);
 	body_release(&rq->body);
 	free(rq->path);
 	free(rq);

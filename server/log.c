@@ -45,6 +45,14 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	/* one event, one line: libpq messages hold newlines and tabs, and
+	 * client-supplied text may hold anything */
+	for (char *p = line; *p; p++) {
+		if (*p == '\n' || *p == '\t' || *p == '\r')
+			*p = ' ';
+		else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	}
 	/* one call per line so that lines from several threads do not interleave */
 	fprintf(stderr, "%s.%03ldZ %s %s\n", ts, now.tv_nsec / 1000000, level_name[lvl], line);
 }

@@ -48,6 +48,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_level((enum log_level)cfg.log_level);
+	/* libpq waits forever for an unreachable host unless told otherwise; a
+	 * bound keeps the start-up retries (and a shutdown during one) short.
+	 * connect_timeout in the conninfo still wins. */
+	setenv("PGCONNECT_TIMEOUT", "10", 0);
 	metrics_reset();
 	if (cfg.insecure_no_auth) {
 		for (int i = 0; i < 3; i++)

@@ -110,9 +110,12 @@ enum MHD_Result respond_error(struct request *rq, unsigned status, const char *e
 	}
 	if (status == 401 && rq->www_authenticate)
 		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"vmscope\"");
-	if (status >= 500)
-		log_msg(status == 503 ? LOG_DEBUG : LOG_WARN, "%s %s: %u %s%s%s", rq->method, rq->path ? rq->path : "?", status, error,
-			 detail ? ": " : "", detail ? detail : "");
+	if (status >= 500) {
+		char *shown = respond_sanitize(rq->path ? rq->path : "?");
+		log_msg(status == 503 ? LOG_DEBUG : LOG_WARN, "%s %s: %u %s%s%s", rq->method,
+			shown ? shown : "?", status, error, detail ? ": " : "", detail ? detail : "");
+		free(shown);
+	}
 	return respond_queue(rq, status, resp);
 }
 
