@@ -16,6 +16,7 @@
 #include "static.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -211,8 +212,26 @@ struct http_server *http_start(struct app *app, char *err, size_t errlen)
 		sin6->sin6_port = htons((uint16_t)port);
 		flags |= MHD_USE_IPv6;
 	} else {
-		snprintf(err, errlen, "--listen: \"%s\" is not a numeric IPv4 or IPv6 address", addr);
-		return NULL;
+		/* a name such as localhost: its first address */
+		struct addrinfo hints, *res = NULL;
+		memset(&hints, 0, sizeof(hints));
+		hints.ai_socktype = SOCK_STREAM;
+		hints.ai_flags = AI_PASSIVE;
+		if (getaddrinfo(addr, NULL, &hints, &res) != 0 || !res ||
+		    res->ai_addrlen > sizeof(ss)) {
+			if (res)
+				freeaddrinfo(res);
+			snprintf(err, errlen, "--listen: could not resolve \"%s\"", addr);
+			return NULL;
+		}
+		memcpy(&ss, res->ai_addr, res->ai_addrlen);
+		freeaddrinfo(res);
+		if (ss.ss_family == AF_INET6) {
+			sin6->sin6_port = htons((uint16_t)port);
+			flags |= MHD_USE_IPv6;
+		} else {
+			sin->sin_port = htons((uint16_t)port);
+		}
 	}
 	srv = calloc(1, sizeof(*srv));
 	if (!srv) {
