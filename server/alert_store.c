@@ -92,8 +92,17 @@ int alert_store_apply(PGconn *c, struct det_action *a, char *err, size_t errlen)
 	return 0;
 }
 
+/* SELECT ... FOR UPDATE of an existing row in binary format; NULL result
+ * rows when the host has none yet. */
+static PGresult *select_locked(PGconn *c, const char *host)
+{
+	const char *v[1] = { host };
+	return PQexecParams(c, "SELECT state, last_ts_ms, silent FROM detector_state WHERE host = $1 "
+			       "FOR UPDATE", 1, NULL, v, NULL, NULL, 1 /* binary */);
+}
+
 int alert_store_lock_state(PGconn *c, const char *host, unsigned char **buf, size_t *len,
-			   int64_t *last_ts_ms, char *err, size_t errlen)
+			   int64_t *last_ts_ms, bool *silent, char *err, size_t errlen)
 {
 	const char *v[1] = { host };
 	PGresult *r;
@@ -101,12 +110,17 @@ int alert_store_lock_state(PGconn *c, const char *host, unsigned char **buf, siz
 	*buf = NULL;
 	*len = 0;
 	*last_ts_ms = 0;
-	r = exec(c, "INSERT INTO detector_state (host) VALUES ($1) ON CONFLICT (host) DO NOTHING", 1, v);
-	if (!ok(r))
-		return pg_fail(err, errlen, "could not create detector state", c, r);
-	PQclear(r);
-	r = PQexecParams(c, "SELECT state, last_ts_ms FROM detector_state WHERE host = $1 FOR UPDATE",
-			 1, NULL, v, NULL, NULL, 1 /* binary: bytea as raw bytes */);
+	*silent = false;
+	/* the common case is one query: the row exists */
+	r = select_locked(c, host);
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 0) {
+		PQclear(r);
+		r = exec(c, "INSERT INTO detector_state (host) VALUES ($1) ON CONFLICT (host) DO NOTHING", 1, v);
+		if (!ok(r))
+			return pg_fail(err, errlen, "could not create detector state", c, r);
+		PQclear(r);
+		r = select_locked(c, host);
+	}
 	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
 		return pg_fail(err, errlen, "could not lock detector state", c, r);
 	size_t n = (size_t)PQgetlength(r, 0, 0);
@@ -127,6 +141,7 @@ int alert_store_lock_state(PGconn *c, const char *host, unsigned char **buf, siz
 			x = (x << 8) | p[i];	/* binary int8 is big-endian */
 		*last_ts_ms = (int64_t)x;
 	}
+	*silent = PQgetlength(r, 0, 2) == 1 && PQgetvalue(r, 0, 2)[0] != 0;
 	PQclear(r);
 	return 0;
 }
@@ -141,7 +156,7 @@ int alert_store_save_state(PGconn *c, const char *host, const unsigned char *buf
 	int lens[4] = { 0, (int)len, 0, 0 };
 	int fmts[4] = { 0, 1, 0, 0 };
 	PGresult *r = PQexecParams(c, "UPDATE detector_state SET state = $2, last_ts_ms = $3, "
-				      "interval_ms = $4, updated_at = now() WHERE host = $1",
+				      "interval_ms = $4, silent = false, updated_at = now() WHERE host = $1",
 				   4, NULL, v, lens, fmts, 0);
 	if (!ok(r))
 		return pg_fail(err, errlen, "could not save detector state", c, r);
@@ -175,8 +190,9 @@ static int silence_one(PGconn *c, const char *host, const char *now_s, char *err
 		return pg_fail(err, errlen, "could not begin", c, r);
 	PQclear(r);
 	r = exec(c,
-		 "WITH s AS (SELECT host, last_ts_ms, interval_ms FROM detector_state WHERE host = $1 "
-		 "  AND last_ts_ms > 0 AND last_ts_ms < $2::bigint - greatest(3 * interval_ms, 60000) FOR UPDATE) "
+		 "WITH s AS (UPDATE detector_state SET silent = true WHERE host = $1 "
+		 "  AND last_ts_ms > 0 AND last_ts_ms < $2::bigint - greatest(3 * interval_ms, 60000) "
+		 "  RETURNING host, last_ts_ms, interval_ms) "
 		 "INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, updated_at, "
 		 "summary, evidence) SELECT host, NULL, 'host_silent', 'warning', 'open', "
 		 TS_FROM_MS("last_ts_ms") ", " TS_FROM_MS("$2") ", now(), "

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 #include <libpq-fe.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,12 +26,14 @@ int alert_store_apply(PGconn *c, struct det_action *a, char *err, size_t errlen)
 
 /* Inside the ingest transaction: creates the host's detector_state row when
  * missing and locks it FOR UPDATE. *buf receives a malloc'd copy of the
- * saved state (the caller frees it; length 0 for a new host) and *last_ts_ms
- * the ts of the last sample fed. */
+ * saved state (the caller frees it; length 0 for a new host), *last_ts_ms
+ * the ts of the last sample fed, *silent whether the tick opened a
+ * host_silent alert that a new sample must resolve. */
 int alert_store_lock_state(PGconn *c, const char *host, unsigned char **buf, size_t *len,
-			   int64_t *last_ts_ms, char *err, size_t errlen);
+			   int64_t *last_ts_ms, bool *silent, char *err, size_t errlen);
 
-/* Writes the host's state back (row locked by alert_store_lock_state). */
+/* Writes the host's state back (row locked by alert_store_lock_state) and
+ * clears its silent flag. */
 int alert_store_save_state(PGconn *c, const char *host, const unsigned char *buf, size_t len,
 			   int64_t last_ts_ms, int64_t interval_ms, char *err, size_t errlen);
 

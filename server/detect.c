@@ -55,10 +55,11 @@ static int feed_host(struct detect_engine *eng, PGconn *conn, const struct sampl
 	unsigned char *buf = NULL;
 	size_t len = 0;
 	int64_t last_ts = 0, first_fed = 0;
+	bool silent = false;
 	char lerr[160];
 	struct emit_ctx ec = { eng, conn, err, errlen };
 
-	if (alert_store_lock_state(conn, host, &buf, &len, &last_ts, err, errlen) < 0)
+	if (alert_store_lock_state(conn, host, &buf, &len, &last_ts, &silent, err, errlen) < 0)
 		return -1;
 	struct det_host *h = det_host_load(host, buf, len, lerr, sizeof(lerr));
 	free(buf);
@@ -91,7 +92,7 @@ static int feed_host(struct detect_engine *eng, PGconn *conn, const struct sampl
 	}
 	int rc = 0;
 	if (first_fed) {
-		if (alert_store_host_back(conn, host, first_fed, err, errlen) < 0 ||
+		if ((silent && alert_store_host_back(conn, host, first_fed, err, errlen) < 0) ||
 		    det_host_save(h, &buf, &len) < 0) {
 			if (!err[0])
 				snprintf(err, errlen, "could not save detector state: out of memory");

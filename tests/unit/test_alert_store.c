@@ -176,18 +176,19 @@ static void test_row_lock(PGconn *c, const char *conninfo)
 	unsigned char *buf = NULL;
 	size_t len;
 	int64_t last;
+	bool silent;
 	char err[256];
 
 	CHECK(PQstatus(c2) == CONNECTION_OK);
 	exec_sql(c, "BEGIN");
-	CHECK_INT(alert_store_lock_state(c, "db-07", &buf, &len, &last, err, sizeof(err)), 0);
+	CHECK_INT(alert_store_lock_state(c, "db-07", &buf, &len, &last, &silent, err, sizeof(err)), 0);
 	free(buf);
 	CHECK(len > 0);
 	CHECK(last > 0);
 	exec_sql(c2, "BEGIN");
 	exec_sql(c2, "SET LOCAL lock_timeout = '200ms'");
 	/* a second request for the same host waits for the first */
-	CHECK_INT(alert_store_lock_state(c2, "db-07", &buf, &len, &last, err, sizeof(err)), -1);
+	CHECK_INT(alert_store_lock_state(c2, "db-07", &buf, &len, &last, &silent, err, sizeof(err)), -1);
 	CHECK_CONTAINS(err, "lock");
 	exec_sql(c2, "ROLLBACK");
 	exec_sql(c, "COMMIT");
@@ -227,8 +228,10 @@ static void test_silent(PGconn *c)
 	CHECK_STR(json_string_value(json_object_get(al, "started_at")), "2025-11-30T16:00:20Z");
 	CHECK_STR(json_string_value(json_object_get(al, "opened_at")), "2025-11-30T16:01:21Z");
 	json_decref(a);
+	CHECK_INT(count(c, "SELECT count(*) FROM detector_state WHERE host = 'quiet' AND silent"), 1);
 	/* the host posts again: resolved at that sample's time */
 	CHECK_INT(batch(c, eng, &t, 1, 0, 1), 0);
+	CHECK_INT(count(c, "SELECT count(*) FROM detector_state WHERE host = 'quiet' AND silent"), 0);
 	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE kind = 'host_silent' AND state = 'resolved' "
 			   "AND ended_at = 'epoch'::timestamptz + interval '1764518430 seconds'"), 1);
 	detect_engine_free(eng);
@@ -344,7 +347,7 @@ int main(void)
 	testdb_create(&db);
 	PGconn *c = PQconnectdb(db.conninfo);
 	if (PQstatus(c) != CONNECTION_OK || apply(c, "schema/010_alerts.sql") < 0 ||
-	    apply(c, "schema/011_detector_state.sql") < 0) {
+	    apply(c, "schema/011_detector_state.sql") < 0 || apply(c, "schema/012_detector_state_silent.sql") < 0) {
 		fprintf(stderr, "could not prepare the test database: %s", PQerrorMessage(c));
 		return 1;
 	}
