@@ -8,8 +8,9 @@
 # The thrash alert on db-07 comes from the detectors. Should they raise none
 # (a detector retuned), one is written into the alerts table with psql, and
 # the test says so, so the alerts view is still tested against real rows.
+# Then the page against a server with --read-token (tests/browser/readtoken.test.mjs).
 # Screenshots: tests/out/dashboard-*.png. Prints "N passed, N failed" (the
-# browser checks plus the server's clean exit under the sanitizers).
+# browser checks plus the servers' clean exits under the sanitizers).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . tests/e2e/_lib.sh
@@ -40,15 +41,28 @@ else
 	echo "test_dashboard: the detectors raised $open_thrash open thrash alert(s) on db-07"
 fi
 
-VMSCOPE_URL="$E2E_URL" OUT="$OUT" node tests/browser/dashboard.test.mjs >"$E2E_DIR/browser.out" 2>&1
-grep -vE '^[0-9]+ passed, [0-9]+ failed$' "$E2E_DIR/browser.out"
-summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$E2E_DIR/browser.out" | tail -1)
-if [ -z "$summary" ]; then
-	bad "the browser test printed no summary"
-else
+# run_browser SCRIPT [ENV=VALUE...]: a browser test; its counts join ours
+run_browser() {
+	local script=$1 out="$E2E_DIR/browser.out" summary bp bf
+	shift
+	env VMSCOPE_URL="$E2E_URL" OUT="$OUT" "$@" node "$script" >"$out" 2>&1
+	grep -vE '^[0-9]+ passed, [0-9]+ failed$' "$out"
+	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -1)
+	if [ -z "$summary" ]; then
+		bad "$script printed no summary"
+		return
+	fi
 	read -r bp _ bf _ <<<"$summary"
 	E2E_PASS=$((E2E_PASS + bp))
 	E2E_FAIL=$((E2E_FAIL + bf))
-fi
+}
+
+run_browser tests/browser/dashboard.test.mjs
+e2e_server_stop
+
+# the same database behind a server that needs a read token
+READ_TOKEN="read-$RANDOM$RANDOM"
+E2E_WEB="$E2E_ROOT/web" e2e_server_start --read-token "$READ_TOKEN"
+run_browser tests/browser/readtoken.test.mjs VMSCOPE_READ_TOKEN="$READ_TOKEN"
 e2e_server_stop
 e2e_done
