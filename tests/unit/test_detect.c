@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../server/detect_engine.h"
+#include "../../server/detect_feat.h"
 #include "../../server/detect_mem.h"
 #include "harness.h"
 #include "../../server/rates.h"
@@ -449,6 +450,77 @@ static void test_state_roundtrip_and_corrupt(void)
 	det_host_free(h);
 }
 
+/* The agent's fixture trees (tests/fixtures/k.../expected.json: samples of
+ * real 4.14, 5.4, 5.10, 6.1 and 6.8-hybrid machines, produced independently
+ * of this code) must map onto the slots the detectors need. */
+static const struct sample *load_fixture(const char *k, struct sample *s)
+{
+	char path[128], err[SAMPLE_ERR_MAX];
+	json_error_t jerr;
+
+	snprintf(path, sizeof(path), "tests/fixtures/%s/expected.json", k);
+	json_t *j = json_load_file(path, 0, &jerr);
+	CHECK(j != NULL);
+	if (!j) {
+		fprintf(stderr, "%s: %s (run from the source root)\n", path, jerr.text);
+		return NULL;
+	}
+	if (!json_object_get(j, "ts"))	/* the fixtures leave out the read time */
+		json_object_set_new(j, "ts", json_real(1764518400.0));
+	int rc = sample_from_json(s, j, err);
+	json_decref(j);
+	CHECK_INT(rc, 0);
+	if (rc)
+		fprintf(stderr, "%s: %s\n", path, err);
+	return rc == 0 ? s : NULL;
+}
+
+static void test_agent_fixtures(void)
+{
+	static const struct { const char *k; int split, psi; const char *cg; int cg_refault; } fx[] = {
+		{ "k4.14", 0, 0, "/docker", 0 },
+		{ "k5.4", 0, 1, "/system.slice", 0 },
+		{ "k5.10", 1, 1, "/system.slice", 1 },
+		{ "k6.1", 1, 1, "/system.slice", 1 },
+		{ "k6.8-hybrid", 1, 1, "/kubepods", 1 },
+	};
+	for (size_t i = 0; i < sizeof(fx) / sizeof(fx[0]); i++) {
+		struct sample s;
+		struct feat f;
+		if (!load_fixture(fx[i].k, &s))
+			continue;
+		feat_extract_host(&f, &s);
+		CHECK(f.c[C_REFAULT_ALL] != RATE_ABSENT);
+		CHECK(f.c[C_REFAULT_FILE] != RATE_ABSENT);
+		CHECK(f.c[C_SCAN_ALL] != RATE_ABSENT);
+		CHECK(f.c[C_SCAN_GLOBAL] != RATE_ABSENT);
+		CHECK(f.c[C_ALLOCSTALL] != RATE_ABSENT);
+		CHECK(f.c[C_VMSCAN_WRITE] != RATE_ABSENT);
+		CHECK(f.c[C_IMMEDIATE] != RATE_ABSENT);
+		CHECK((f.c[C_SCAN_ANON] != RATE_ABSENT) == (fx[i].k[1] >= '5' && strcmp(fx[i].k, "k5.4") != 0));
+		CHECK((f.c[C_REFAULT_ANON] != RATE_ABSENT) == fx[i].split);
+		CHECK(f.has_psi == fx[i].psi);
+		CHECK(!isnan(f.g[G_MEM_TOTAL]) && f.g[G_MEM_TOTAL] > 0);
+		CHECK(!isnan(f.g[G_INACTIVE_ANON]));
+		CHECK(!isnan(f.g[G_DIRTY]));
+		const struct cgsample *cg = NULL;
+		for (size_t j = 0; j < s.ncg; j++)
+			if (strcmp(s.cg[j].path, fx[i].cg) == 0 && (!cg || s.cg[j].m.n > cg->m.n))
+				cg = &s.cg[j];
+		CHECK(cg != NULL);
+		if (cg) {
+			feat_extract_cgroup(&f, cg, cg->version == 1 ? sample_find_cgroup(&s, cg->path, 2) : NULL);
+			CHECK(f.has_mem);
+			CHECK(!isnan(f.g[G_INACTIVE_FILE]));
+			CHECK(!isnan(f.g[G_DIRTY]));
+			CHECK((f.c[C_REFAULT_ALL] != RATE_ABSENT) == fx[i].cg_refault);
+			if (cg->version == 2)
+				CHECK(f.has_psi);
+		}
+		sample_release(&s);
+	}
+}
+
 int main(void)
 {
 	test_rates();
@@ -462,5 +534,6 @@ int main(void)
 	test_old_kernel_names();
 	test_oom();
 	test_state_roundtrip_and_corrupt();
+	test_agent_fixtures();
 	return harness_report("test_detect");
 }

@@ -236,6 +236,38 @@ def main():
                                  "never swap_imbalance /machine.slice/vm3.scope",
                                  "never swap_imbalance host", "never writeback_storm *"])
 
+    # cgroup v2 hierarchy (hierarchical memory.stat): a child at its limit
+    # thrashes; its parent and the host see the same refaults but the alert
+    # belongs to the child; the sibling is healthy
+    h = Host("v2-hierarchy", "6.1.0", "6.1", mem_gib=32)
+    base_gauges(h, if_mib=8000)
+    paths = ["/system.slice", "/system.slice/db.service", "/system.slice/web.service"]
+    for p in paths:
+        h.cgroups[p] = {"version": 2, "stat": {"workingset_refault_file": 0, "workingset_refault_anon": 0,
+                                              "workingset_activate_file": 0, "pgscan": 0, "pgsteal": 0,
+                                              "inactive_file": 300 << 20, "active_file": 200 << 20,
+                                              "inactive_anon": 100 << 20, "file_dirty": 0},
+                        "memory_current": 1 << 30, "memory_max": None if p == "/system.slice" else 1 << 30,
+                        "swap_current": 0, "psi_some": 0, "psi_full": 0}
+    samples = [h.sample()]
+    for i in range(20):
+        bad = 3 <= i < 16
+        rf = 12000 if bad else 5
+        h.step(dict(healthy_rates(), pgscan_file=rf + 500, pgsteal_file=rf + 490, workingset_refault_file=rf,
+                    workingset_activate_file=rf // 2, pgscan_kswapd=500, pgsteal_kswapd=490),
+               {"memory.some": 0.2 if bad else 0.0})
+        for p, share in (("/system.slice", 1.0), ("/system.slice/db.service", 1.0),
+                         ("/system.slice/web.service", 0.0)):
+            cg = h.cgroups[p]
+            cg["stat"]["workingset_refault_file"] += rf * share * 10
+            cg["stat"]["workingset_activate_file"] += rf * share * 5
+            cg["stat"]["pgscan"] += (rf * share + 10) * 10
+            cg["stat"]["pgsteal"] += (rf * share + 10) * 10
+            cg["psi_some"] += (0.25 if bad and share else 0.0) * 10e6
+        samples.append(h.sample())
+    write(out, h.name, samples, ["must thrash /system.slice/db.service", "never thrash /system.slice",
+                                 "never * /system.slice/web.service", "never thrash host"])
+
     # busy but healthy: heavy streaming reclaim, no refaults -> nothing;
     # with a 15-minute agent outage in the middle (the delta across the gap
     # is large but not a spike)
