@@ -275,6 +275,14 @@ static void test_options(void)
 	CHECK_CONTAINS(err, ":1: unknown option \"intervall\"");
 	opts_release(&o);
 	unlink(cfg);
+
+	/* the shipped example parses */
+	char *argv7[] = { "agent", "--config", "deploy/agent.conf.example", NULL };
+	opts_init(&o);
+	CHECK_INT(opts_parse(&o, 3, argv7, err, sizeof(err)), 0);
+	CHECK_STR(o.server, "http://10.0.0.5:8080");
+	CHECK(o.interval_s == 10 && o.spool_max_bytes == 64ull << 20);
+	opts_release(&o);
 }
 
 static int collect_rec(void *ctx, const char *rec, size_t len)
