@@ -40,7 +40,19 @@ python3 tests/fixtures/receiver.py "$PORT" & pids+=($!)
 for _ in $(seq 50); do curl -fs "http://127.0.0.1:$PORT/stats" >/dev/null 2>&1 && break; sleep 0.1; done
 
 clk=$(getconf CLK_TCK)
-printf '%-8s %10s %14s %12s %12s %10s\n' cgroups samples "cpu_ms/sample" private_dirty rss sample_kB
+# cpu_ms/sample: the whole agent (read, write to the fsync'ed spool, gzip,
+# POST, persist the head); collect_ms: reading and writing JSON only
+# (--stdout to /dev/null)
+cpu_of() {	# pid seconds -> "cpu_ms_per_sample samples"
+	local pid=$1 secs=$2 t0 t1 s0 s1
+	read -r t0 < <(awk '{print $14+$15}' "/proc/$pid/stat")
+	s0=$(date +%s.%N)
+	sleep "$secs"
+	read -r t1 < <(awk '{print $14+$15}' "/proc/$pid/stat")
+	s1=$(date +%s.%N)
+	python3 -c "n = round(($s1 - $s0) / $INTERVAL); print(f'{($t1 - $t0) * 1000 / $clk / n:.2f} {n}')"
+}
+printf '%-8s %10s %14s %11s %12s %12s %10s\n' cgroups samples "cpu_ms/sample" collect_ms private_dirty rss sample_kB
 for n in 0 20 200; do
 	for i in $(seq 1 "$n"); do mkdir -p "$CGBASE/vmscope-bench-$i"; done
 	for d in "$CGBASE"/vmscope-bench-*; do
@@ -53,17 +65,18 @@ for n in 0 20 200; do
 	apid=$!
 	pids+=("$apid")
 	sleep 2	# warm up: buffers grown, first batches sent
-	read -r t0 < <(awk '{print $14+$15}' "/proc/$apid/stat")
-	s0=$(date +%s.%N)
-	sleep "$SECS"
-	read -r t1 < <(awk '{print $14+$15}' "/proc/$apid/stat")
-	s1=$(date +%s.%N)
+	read -r cpu samples < <(cpu_of "$apid" "$SECS")
 	pd=$(awk '/^Private_Dirty/ {print $2}' "/proc/$apid/smaps_rollup")
 	rss=$(awk '/^Rss/ {print $2}' "/proc/$apid/smaps_rollup")
-	size=$("$AGENT" --once --stdout --cgroup-include '/vmscope-bench-*' 2>/dev/null | wc -c)
 	kill "$apid"; wait "$apid" 2>/dev/null || true
-	samples=$(python3 -c "print(round(($s1 - $s0) / $INTERVAL))")
-	printf '%-8s %10s %14s %9s kB %9s kB %10s\n' "$n" "$samples" \
-		"$(python3 -c "print(f'{($t1 - $t0) * 1000 / $clk / $samples:.2f}')")" "$pd" "$rss" \
+	"$AGENT" --stdout --interval "$INTERVAL" --cgroup-include '/vmscope-bench-*' --log-level warn \
+		>/dev/null 2>&1 &
+	cpid=$!
+	pids+=("$cpid")
+	sleep 1
+	read -r ccpu _ < <(cpu_of "$cpid" "$(python3 -c "print($SECS / 2)")")
+	kill "$cpid"; wait "$cpid" 2>/dev/null || true
+	size=$("$AGENT" --once --stdout --cgroup-include '/vmscope-bench-*' 2>/dev/null | wc -c)
+	printf '%-8s %10s %14s %11s %9s kB %9s kB %10s\n' "$n" "$samples" "$cpu" "$ccpu" "$pd" "$rss" \
 		"$(python3 -c "print(f'{$size / 1024:.1f}')")"
 done
