@@ -744,6 +744,87 @@ out:
 	store_close(b);
 }
 
+/* Group commit: 16 threads posting one sample each through a pool of 2
+ * with a slow hook share transactions; a request whose hook fails is
+ * retried alone and fails alone. */
+struct gc_hook {
+	pthread_mutex_t mu;
+	int calls;
+	size_t max_batch;
+};
+
+static int gc_hook_fn(void *ctx, PGconn *conn, const struct sample *const *fresh, size_t nfresh, char *err,
+		      size_t errlen)
+{
+	struct gc_hook *h = ctx;
+	(void)conn;
+	pthread_mutex_lock(&h->mu);
+	h->calls++;
+	if (nfresh > h->max_batch)
+		h->max_batch = nfresh;
+	pthread_mutex_unlock(&h->mu);
+	struct timespec ts = { 0, 20 * 1000000 };
+	nanosleep(&ts, NULL);
+	for (size_t i = 0; i < nfresh; i++) {
+		if (strcmp(fresh[i]->host, "gc-poison") == 0) {
+			snprintf(err, errlen, "poisoned");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+struct gc_job {
+	struct store *st;
+	struct gc_hook *hook;
+	int id, rc;
+	size_t fresh;
+};
+
+static void *gc_thread(void *arg)
+{
+	struct gc_job *j = arg;
+	struct sample s;
+	struct store_tx_hook hook = { gc_hook_fn, j->hook };
+	char host[32];
+	snprintf(host, sizeof(host), j->id == 7 ? "gc-poison" : "gc-%02d", j->id);
+	mk(&s, host, base_ms() + 11000, NULL, "vmstat.nr_dirty", (int64_t)j->id, NULL);
+	j->rc = put(j->st, &s, 1, &hook, &j->fresh);
+	sample_release(&s);
+	return NULL;
+}
+
+static void test_group_commit(void)
+{
+	struct store *st = open_store(db.conninfo, 2);
+	struct gc_hook hk = { PTHREAD_MUTEX_INITIALIZER, 0, 0 };
+	enum { T = 16 };
+	pthread_t t[T];
+	struct gc_job j[T];
+
+	if (!st) {
+		CHECK(0);
+		return;
+	}
+	for (int i = 0; i < T; i++) {
+		j[i] = (struct gc_job){ st, &hk, i, -99, 0 };
+		pthread_create(&t[i], NULL, gc_thread, &j[i]);
+	}
+	int ok = 0;
+	for (int i = 0; i < T; i++) {
+		pthread_join(t[i], NULL);
+		ok += j[i].rc == STORE_OK && j[i].fresh == 1;
+	}
+	CHECK_INT(ok, T - 1);
+	CHECK(j[7].rc != STORE_OK);
+	CHECK(hk.max_batch > 1);	/* some requests shared a transaction */
+	CHECK_INT(q1("SELECT count(*) FROM hosts WHERE name LIKE 'gc-%' AND samples = 1"), T - 1);
+	CHECK_INT(q1("SELECT count(*) FROM hosts WHERE name = 'gc-poison' AND samples > 0"), 0);
+	printf("group commit: %d hook calls for %d one-sample requests, largest shared batch %zu\n",
+	       hk.calls, T, hk.max_batch);
+	store_close(st);
+}
+
 /* A pooled connection whose backend went away (server restart, idle
  * timeout) is replaced without failing the request. */
 static void test_reconnect(struct store *st)
@@ -785,6 +866,7 @@ int main(void)
 		test_concurrent_puts(st);
 		test_reconnect(st);
 		test_two_servers(st);
+		test_group_commit();
 		test_drop_expired(st);
 		store_close(st);
 	}
