@@ -67,7 +67,7 @@ void config_usage(FILE *out)
 	      "  --schema DIR            SQL migrations (default " VMSCOPE_SCHEMA_DIR ")\n"
 	      "  --retention-days N      raw samples kept (default 30)\n"
 	      "  --max-body BYTES        request body limit, compressed and inflated (default 8388608)\n"
-	      "  --threads N             HTTP worker threads (default 8)\n"
+	      "  --threads N             HTTP worker threads (default 32)\n"
 	      "  --max-connections N     concurrent connections (default 1024)\n"
 	      "  --timeout S             idle connection timeout in seconds (default 30)\n"
 	      "  --pool N                database connections (default 8)\n"
@@ -311,7 +311,7 @@ int config_parse(struct server_config *c, int argc, char **argv, char *err, size
 	memset(c, 0, sizeof(*c));
 	c->retention_days = 30;
 	c->max_body = 8u << 20;
-	c->threads = 8;
+	c->threads = 32;
 	c->max_connections = 1024;
 	c->timeout_s = 30;
 	c->pool = 8;
