@@ -32,6 +32,8 @@ try {
     await page.$eval("#status", (e) => e.textContent));
   await page.goto(BASE + "/?token=" + encodeURIComponent(TOKEN) + "#/fleet");
   check("with ?token= the fleet loads", await wait(() => document.querySelectorAll("#fleet-table tr[data-host]").length >= 3));
+  check("the token is taken out of the address bar", !(await page.evaluate(() => location.href)).includes("token="),
+    await page.evaluate(() => location.href));
   await page.goto(BASE + "/#/alerts");
   check("the token is remembered for later pages", await wait(() => document.querySelectorAll("#alert-list .alert").length >= 1));
 } catch (e) {

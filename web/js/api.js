@@ -9,7 +9,13 @@ function readToken() {
   const q = new URLSearchParams(location.search);
   const t = q.get("token");
   if (t) {
-    try { localStorage.setItem(TOKEN_KEY, t); } catch (_) { /* private mode */ }
+    try {
+      localStorage.setItem(TOKEN_KEY, t);
+      // keep the token out of the address bar and the history once stored
+      q.delete("token");
+      const rest = q.toString();
+      history.replaceState(history.state, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
+    } catch (_) { /* private mode: keep it in the URL */ }
     return t;
   }
   try { return localStorage.getItem(TOKEN_KEY); } catch (_) { return null; }

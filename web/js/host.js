@@ -188,7 +188,9 @@ export function mount(el, route) {
     } catch (e) {
       if (e.name === "AbortError") return;
       setStatus("host: " + e.message, true);
-      facts.replaceChildren(h("span", { class: "error" }, e.status === 404 ? "unknown host " + hostName : "could not load: " + e.message));
+      const msg = e.status === 404 ? "unknown host " + hostName : "could not load: " + e.message;
+      facts.replaceChildren(h("span", { class: "error" }, msg));
+      grid.replaceChildren(h("div", { class: "panel empty" }, msg + " \u00b7 ", h("a", { href: "#/fleet" }, "back to the fleet")));
     }
   }
 
