@@ -127,9 +127,24 @@ int params_alerts(const struct param_src *src, struct alert_query *q, char *err,
 	if (get(src, "state", &state, err, errlen) < 0)
 		return -1;
 	if (state) {
-		if (strcmp(state, "open") && strcmp(state, "resolved") && strcmp(state, "all"))
-			return fail(err, errlen, "state: expected open, resolved or all");
-		q->state = state;
+		/* one of open, resolved, all, or a comma list of them ("open,resolved") */
+		bool open = false, resolved = false;
+		const char *p = state;
+		while (*p) {
+			size_t n = strcspn(p, ",");
+			if (n == 4 && strncmp(p, "open", 4) == 0)
+				open = true;
+			else if (n == 8 && strncmp(p, "resolved", 8) == 0)
+				resolved = true;
+			else if (n == 3 && strncmp(p, "all", 3) == 0)
+				open = resolved = true;
+			else
+				return fail(err, errlen, "state: expected open, resolved or all");
+			p += n;
+			if (*p == ',' && *++p == '\0')
+				return fail(err, errlen, "state: expected open, resolved or all");
+		}
+		q->state = open && resolved ? "all" : open ? "open" : "resolved";
 	}
 	if (get_time(src, "since", &q->since_ms, &given, err, errlen) < 0 ||
 	    get_time(src, "until", &q->until_ms, &given, err, errlen) < 0)

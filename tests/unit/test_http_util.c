@@ -126,6 +126,16 @@ static void test_params(void)
 	CHECK_CONTAINS(err, "limit:");
 	const char *zero_limit[] = { "limit", "0", NULL };
 	CHECK_INT(alerts_with(zero_limit, &aq, err), -1);
+	const char *two_states[] = { "state", "open,resolved", NULL };
+	CHECK_INT(alerts_with(two_states, &aq, err), 0);
+	CHECK_STR(aq.state, "all");
+	const char *one_state[] = { "state", "resolved", NULL };
+	CHECK_INT(alerts_with(one_state, &aq, err), 0);
+	CHECK_STR(aq.state, "resolved");
+	const char *trailing[] = { "state", "open,", NULL };
+	CHECK_INT(alerts_with(trailing, &aq, err), -1);
+	const char *mixed[] = { "state", "open,closed", NULL };
+	CHECK_INT(alerts_with(mixed, &aq, err), -1);
 	const char *bad_state[] = { "state", "closed", NULL };
 	CHECK_INT(alerts_with(bad_state, &aq, err), -1);
 	CHECK_CONTAINS(err, "state:");
