@@ -1,0 +1,117 @@
+// units.test.mjs - the dashboard's pure modules under node, no browser:
+// number formatting, which metric names a figure picks on old and new
+// kernels, how fetched series become chart arrays (sums, ratios, kB and
+// page conversions, min/max bands), page-size inference, evidence units and
+// alert links. Run by tests/web_units.sh. Prints "N passed, N failed".
+import { fmtBytes, fmtDuration, fmtNum, fmtPct, fmtRate, fmtRatio, axisFormatter } from "../../web/js/format.js";
+import { CGROUP_FIGURES, HOST_FIGURES, assemble, index, inferPageSize, neededNames, resolve } from "../../web/js/figures.js";
+import { alertLink, evValue } from "../../web/js/alerts.js";
+import { explain, KNOWN_KINDS } from "../../web/js/explain.js";
+import { parseHash, makeHash } from "../../web/js/nav.js";
+
+let passed = 0, failed = 0;
+function eq(name, got, want) {
+  const g = JSON.stringify(got), w = JSON.stringify(want);
+  if (g === w) passed++;
+  else { failed++; console.log(`FAIL ${name}: got ${g}, want ${w}`); }
+}
+
+// formatting
+eq("fmtNum K", fmtNum(1234), "1.23K");
+eq("fmtNum M", fmtNum(40000000), "40M");
+eq("fmtNum small", fmtNum(0.5), "0.5");
+eq("fmtNum null", fmtNum(null), "\u2013");
+eq("fmtBytes GiB", fmtBytes(3 * 2 ** 30), "3 GiB");
+eq("fmtBytes MiB", fmtBytes(1.5 * 2 ** 20), "1.5 MiB");
+eq("fmtBytes B", fmtBytes(512), "512 B");
+eq("fmtRate", fmtRate(35996, "pg"), "36K pg/s");
+eq("fmtPct", fmtPct(45), "45 %");
+eq("fmtRatio", fmtRatio(0.384), "38 %");
+eq("fmtDuration", fmtDuration(3725), "1 h 2 min");
+eq("fmtDuration s", fmtDuration(42), "42 s");
+eq("axis bytes", axisFormatter("bytes")(2.79 * 2 ** 30), "2.79G");
+eq("axis rate", axisFormatter("pages/s")(40000), "40K/s");
+
+// figure resolution on a 6.1 kernel
+const have61 = new Set(["vmstat.workingset_refault_file", "vmstat.workingset_refault_anon", "vmstat.workingset_activate_file",
+  "vmstat.workingset_activate_anon", "vmstat.pgscan_kswapd", "vmstat.pgsteal_kswapd", "vmstat.pgscan_direct", "vmstat.pgsteal_direct",
+  "vmstat.allocstall_normal", "vmstat.allocstall_movable", "meminfo.SwapTotal", "meminfo.SwapFree", "vmstat.pswpin", "vmstat.pswpout"]);
+const r61 = resolve(HOST_FIGURES, have61);
+const fig = (r, id) => r.find((x) => x.fig.id === id);
+eq("6.1 refault lines", fig(r61, "refaults").lines.map((l) => l.names), [["vmstat.workingset_refault_file"], ["vmstat.workingset_refault_anon"],
+  ["vmstat.workingset_activate_file"], ["vmstat.workingset_activate_anon"]]);
+eq("6.1 allocstall expands per zone", fig(r61, "allocstall").lines.map((l) => l.label), ["allocstall_movable", "allocstall_normal"]);
+eq("6.1 reclaim has two efficiencies", fig(r61, "reclaim").lines.filter((l) => l.derive).map((l) => l.label), ["kswapd eff.", "direct eff."]);
+eq("missing PSI leaves an empty figure", fig(r61, "psi").lines.length, 0);
+eq("every figure kept", r61.length, HOST_FIGURES.length);
+
+// 4.19: unsplit refaults; 4.4: per-zone scan counters, single allocstall
+const rOld = resolve(HOST_FIGURES, new Set(["vmstat.workingset_refault", "vmstat.workingset_activate", "vmstat.allocstall",
+  "vmstat.pgscan_kswapd_normal", "vmstat.pgscan_kswapd_dma32", "vmstat.pgsteal_kswapd_normal", "vmstat.pgsteal_kswapd_dma32"]));
+eq("old kernel refault label", fig(rOld, "refaults").lines.map((l) => l.label), ["refault (all, <5.9)", "activate (all, <5.9)"]);
+eq("old kernel zone sums", fig(rOld, "reclaim").lines.slice(0, 2).map((l) => l.names),
+  [["vmstat.pgscan_kswapd_dma32", "vmstat.pgscan_kswapd_normal"], ["vmstat.pgsteal_kswapd_dma32", "vmstat.pgsteal_kswapd_normal"]]);
+eq("old kernel efficiency from zone sums", fig(rOld, "reclaim").lines.map((l) => l.label), ["scan kswapd", "steal kswapd", "kswapd eff."]);
+eq("old kernel single allocstall", fig(rOld, "allocstall").lines.map((l) => l.names), [["vmstat.allocstall"]]);
+
+// cgroup v1 names
+const rV1 = resolve(CGROUP_FIGURES, new Set(["stat.dirty", "stat.writeback", "stat.rss", "stat.cache", "memory_current"]));
+eq("v1 dirty names", fig(rV1, "cg_dirty").lines.map((l) => l.names[0]), ["stat.dirty", "stat.writeback"]);
+eq("v1 memory names", fig(rV1, "cg_memory").lines.map((l) => l.names[0]), ["memory_current", "stat.rss", "stat.cache"]);
+
+// assembling: downsampled sums with bands, ratio, zone sum
+const ds = (pts) => ({ downsampled: true, points: pts });
+const idx = index(new Map([
+  ["vmstat.pgscan_kswapd_normal", ds([[100, 80, 70, 90], [110, 40, 30, 50]])],
+  ["vmstat.pgscan_kswapd_dma32", ds([[100, 20, 10, 30], [110, 0, 0, 0]])],
+  ["vmstat.pgsteal_kswapd_normal", ds([[100, 50, 50, 50], [110, 10, 10, 10]])],
+  ["vmstat.pgsteal_kswapd_dma32", ds([[100, 0, 0, 0]])],
+]));
+const lines = assemble(fig(rOld, "reclaim"), idx, 4096);
+eq("x is the union of timestamps", idx.x, [100, 110]);
+eq("zone sum avg", lines[0].avg, [100, 40]);
+eq("zone sum band", [lines[0].min, lines[0].max], [[80, 30], [120, 50]]);
+eq("sum with a missing bucket", lines[1].avg, [50, 10]);
+eq("efficiency per bucket", lines[2].avg, [0.5, 0.25]);
+eq("efficiency has no band", lines[2].min, null);
+
+// raw series: no band; kB and page conversions; swap used difference
+const raw = (pts) => ({ downsampled: false, points: pts });
+const haveD = new Set(["meminfo.Dirty", "vmstat.nr_dirty_threshold", "meminfo.SwapTotal", "meminfo.SwapFree", "vmstat.pswpin"]);
+const rD = resolve(HOST_FIGURES, haveD);
+const idxD = index(new Map([["meminfo.Dirty", raw([[1, 100]])], ["vmstat.nr_dirty_threshold", raw([[1, 10]])],
+  ["meminfo.SwapTotal", raw([[1, 1000]])], ["meminfo.SwapFree", raw([[1, 400]])], ["vmstat.pswpin", raw([[1, 3]])]]));
+const dl = assemble(fig(rD, "dirty"), idxD, 16384);
+eq("Dirty kB to bytes", dl[0].avg, [102400]);
+eq("threshold pages to bytes", dl[1].avg, [163840]);
+eq("raw series have no band", dl[0].min, null);
+eq("swap used = total - free", assemble(fig(rD, "swap"), idxD, 4096).find((l) => l.label === "swap used").avg, [614400]);
+eq("needed names", neededNames(rD).sort(), [...haveD].sort());
+
+// page size from meminfo Dirty / nr_dirty
+eq("page size 16K", inferPageSize(index(new Map([["meminfo.Dirty", raw([[1, 1600], [2, 3200]])], ["vmstat.nr_dirty", raw([[1, 100], [2, 200]])]]))), 16384);
+eq("page size default", inferPageSize(index(new Map([["meminfo.Dirty", raw([[1, 0]])], ["vmstat.nr_dirty", raw([[1, 0]])]]))), 4096);
+
+// alerts: evidence units, links, explanations
+eq("ev bytes", evValue("memory_bytes", 12 * 2 ** 30), "12 GiB");
+eq("ev bytes/s", evValue("refault_bytes_per_s", 141 * 2 ** 20), "141 MiB/s");
+eq("ev pct", evValue("psi_memory_some_pct", 36), "36 %");
+eq("ev ratio", evValue("reclaim_efficiency", 0.38), "38 %");
+eq("ev rate", evValue("allocstall_per_s", 71.2), "71.2/s");
+eq("ev seconds", evValue("silent_s", 610), "10 min 10 s");
+eq("ev text", evValue("hint", "raise memory.high"), "raise memory.high");
+const link = alertLink({ host: "db-07", cgroup: "/system.slice/pg.service", started_at: "2026-11-30T10:00:00Z", ended_at: "2026-11-30T10:20:00Z" }, 1796040000);
+const pl = parseHash(link);
+eq("alert link route", [pl.name, pl.arg, pl.params.get("cgroup")], ["host", "db-07", "/system.slice/pg.service"]);
+eq("alert link window covers the alert", Number(pl.params.get("from")) < 1796032800 && Number(pl.params.get("to")) > 1796034000, true);
+eq("hash round trip", parseHash(makeHash("host", "a.b-c", { range: "6h" })).params.get("range"), "6h");
+for (const k of ["thrash", "swap_imbalance", "writeback_storm", "direct_reclaim_stall", "oom_kill", "host_silent"]) {
+  eq("explanation for " + k, KNOWN_KINDS.includes(k) && explain(k).fixes.length > 0, true);
+}
+eq("unknown kind still explained", explain("new_kind").title, "new_kind");
+eq("thrash names memory.low", explain("thrash").fixes.join(" ").includes("memory.low"), true);
+eq("writeback names dirty_bytes", explain("writeback_storm").fixes.join(" ").includes("dirty_bytes"), true);
+eq("swap imbalance names MADV_FREE", explain("swap_imbalance").fixes.join(" ").includes("MADV_FREE"), true);
+
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
