@@ -25,7 +25,8 @@ enum phase { PH_IDLE, PH_PENDING, PH_OPEN };
 struct kstate {
 	uint8_t phase, sev, misses, crit_run;
 	uint16_t hits, clear_hits;
-	int64_t started_ms, since_ms, opened_ms, clear_since_ms, last_hit_ms;
+	int64_t started_ms, since_ms, opened_ms, clear_since_ms;
+	int64_t last_hit_ms;	/* pending: last WARNING+ sample; open: last sample not clear */
 	int64_t alert_id;
 };
 
@@ -413,8 +414,7 @@ static int step(struct det_host *h, struct scope *c, int kind, int lv, int64_t t
 				return resolve(h, c, kind, ts, emit, ctx);
 			return 0;
 		}
-		if (lv >= DL_WARNING)
-			k->last_hit_ms = ts;
+		k->last_hit_ms = ts;	/* still present (at least sustain): the clear time starts after it */
 		k->crit_run = lv == DL_CRITICAL ? (uint8_t)(k->crit_run + 1) : 0;
 		if (k->sev < DL_CRITICAL && k->crit_run >= 2) {
 			k->sev = DL_CRITICAL;

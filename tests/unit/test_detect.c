@@ -220,6 +220,35 @@ static void test_thrash_and_imbalance_open_times(void)
 	detect_mem_free(m);
 }
 
+/* Below the entry threshold but above the sustain level, an open alert
+ * stays open; the clear time counts from the last such sample. */
+static void test_sustain_keeps_open(void)
+{
+	struct detect_mem *m = detect_mem_new();
+	struct gen g;
+
+	gen_init(&g, "sus");
+	seed000(&g);
+	run(m, &g, 5, 10);
+	CHECK(find(m, "thrash", NULL) && find(m, "thrash", NULL)->open);
+	set_rate(&g, "workingset_refault_file", 100);	/* 400 KiB/s */
+	set_rate(&g, "workingset_activate_file", 50);
+	g.psi_some_rate = 0.03;
+	run(m, &g, 12, 10);
+	CHECK(find(m, "thrash", NULL)->open);
+	set_rate(&g, "workingset_refault_file", 0);
+	set_rate(&g, "workingset_activate_file", 0);
+	g.psi_some_rate = 0;
+	int64_t last_present = (int64_t)llround(g.ts * 1000);
+	run(m, &g, 5, 10);
+	CHECK(find(m, "thrash", NULL)->open);	/* 50 s after the last sustain sample */
+	run(m, &g, 1, 10);
+	CHECK(!find(m, "thrash", NULL)->open);
+	CHECK_INT(find(m, "thrash", NULL)->ended_ms, last_present + 60000);
+	CHECK_INT(count_kind(m, "thrash"), 1);
+	detect_mem_free(m);
+}
+
 static void test_no_imbalance_without_swap_or_swappiness(void)
 {
 	struct detect_mem *m = detect_mem_new();
@@ -526,6 +555,7 @@ int main(void)
 	test_rates();
 	test_thrash_and_imbalance_open_times();
 	test_no_imbalance_without_swap_or_swappiness();
+	test_sustain_keeps_open();
 	test_lazyfree();
 	test_writeback();
 	test_cgroup_scope();
