@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # corpus_test.sh - the detectors against the trace corpus: real recordings
-# from this project's machines (tests/corpus/real, see tools/scenarios.sh)
-# and synthetic traces in other kernels' dialects (tests/corpus/synth, from
-# tools/gen_synth.py). Each trace NAME.jsonl[.gz] has NAME.expected with
+# from this project's machines (tests/corpus/real-*, see tools/scenarios.sh)
+# and synthetic traces in other kernels' dialects (tests/corpus/synth-*,
+# from tools/gen_synth.py). Each trace NAME.jsonl[.gz] has NAME.expected with
 # "must KIND SCOPE" / "never KIND SCOPE" lines. Every trace is replayed
 #   asis     as recorded; also with --persist (state saved and reloaded after
 #            every sample, as the server does) which must print the same
@@ -17,7 +17,7 @@ trap 'rm -rf "$OUT"' EXIT
 fail=0
 pass=0
 
-exps=(tests/corpus/real/*.expected tests/corpus/synth/*.expected)
+exps=(tests/corpus/*.expected)
 traces=()
 for exp in "${exps[@]}"; do
 	name=${exp%.expected}

@@ -18,7 +18,7 @@ post_file() { # FILE FROM TO: posts lines FROM..TO as one JSON array
 project='[.alerts[] | select(.kind != "host_silent") | [.host, .cgroup, .kind, .severity, .state, .started_at, .opened_at, .ended_at]] | sort'
 
 for trace in coldanon writeback; do
-	src=$E2E_ROOT/tests/corpus/real/$trace.jsonl.gz
+	src=$E2E_ROOT/tests/corpus/real-$trace.jsonl.gz
 	f=$E2E_DIR/$trace.jsonl
 	now=$(date +%s)
 	zcat "$src" | jq -c --slurp --argjson now "$now" \

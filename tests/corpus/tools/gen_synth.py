@@ -4,7 +4,8 @@ written in the counter dialects of several kernels (4.10/4.14 names without
 PSI, 5.4, 6.1 with cgroup v2, arm64 64 KiB pages) so the detectors are
 checked against kernels this machine does not run.
 
-usage: gen_synth.py OUTDIR       writes OUTDIR/<name>.jsonl and <name>.expected
+usage: gen_synth.py OUTDIR       writes OUTDIR/synth-<name>.jsonl and .expected
+                                 (OUTDIR is tests/corpus)
        gen_synth.py --bench FILE N   one busy 6.x host with 20 v2 cgroups, N samples
 
 Every trace is deterministic (fixed seed). Rates are per second, converted to
@@ -119,10 +120,10 @@ def healthy_rates():
 
 
 def write(outdir, name, samples, expected):
-    with open(os.path.join(outdir, name + ".jsonl"), "w") as f:
+    with open(os.path.join(outdir, "synth-" + name + ".jsonl"), "w") as f:
         for s in samples:
             f.write(json.dumps(s, separators=(",", ":")) + "\n")
-    with open(os.path.join(outdir, name + ".expected"), "w") as f:
+    with open(os.path.join(outdir, "synth-" + name + ".expected"), "w") as f:
         f.write("\n".join(expected) + "\n")
 
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# scenarios.sh - record the real traces of tests/corpus/real/ on this machine
+# scenarios.sh - record the real traces tests/corpus/real-*.jsonl.gz on this machine
 # (needs root, a hybrid or v2 cgroup tree with the memory controller, and
 # ~3 GiB of disk under WORK). Each scenario makes a memory cgroup, starts
 # workloads in it, records ~SECONDS of samples at 2 s, then kills its own
 # PIDs, removes the cgroup and any swap file. Usage:
-#   scenarios.sh OUTDIR [scenario...]   (default: all)
+#   scenarios.sh OUTDIR [scenario...]   (OUTDIR tests/corpus; default: all)
 set -uo pipefail
 OUT=$(cd "$1" && pwd); shift
 TOOLS=$(cd "$(dirname "$0")" && pwd)
@@ -53,9 +53,9 @@ mkfile() { # path mib
 	head -c $(($2 * 1024 * 1024)) /dev/urandom >"$1"
 }
 record() { # name
-	python3 "$TOOLS/record.py" --out "$OUT/$1.jsonl" --seconds "$SECONDS_PER" --interval 2 \
+	python3 "$TOOLS/record.py" --out "$OUT/real-$1.jsonl" --seconds "$SECONDS_PER" --interval 2 \
 		--host "rec-$1" --cgroup "$cg"
-	gzip -9f "$OUT/$1.jsonl"
+	gzip -9f "$OUT/real-$1.jsonl"
 }
 
 sc_idle() { mkcg idle 256; spawn python3 "$TOOLS/workload.py" anon 32; record idle; cleanup; }
