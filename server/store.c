@@ -53,6 +53,61 @@ int store_q(PGconn *c, const char *sql, int nparams, const char *const *params, 
 	return rc;
 }
 
+int store_q_begin(PGconn *c, const char *sql, int nparams, const char *const *params, int binary,
+		  PGresult **out, const char *what, char *err, size_t errlen)
+{
+	PGresult *r, *res = NULL;
+	int rc = STORE_OK;
+
+	*out = NULL;
+	if (!PQenterPipelineMode(c) ||
+	    !PQsendQueryParams(c, "BEGIN", 0, NULL, NULL, NULL, NULL, 0) ||
+	    !PQsendQueryParams(c, sql, nparams, NULL, params, NULL, NULL, binary) || !PQpipelineSync(c)) {
+		snprintf(err, errlen, "could not %s: %s", what, PQerrorMessage(c));
+		PQexitPipelineMode(c);
+		return PQstatus(c) == CONNECTION_OK ? STORE_EINTERNAL : STORE_EUNAVAIL;
+	}
+	/* two statements, each a result then NULL, then the sync marker */
+	for (int q = 0; q < 2; q++) {
+		while ((r = PQgetResult(c))) {
+			ExecStatusType st = PQresultStatus(r);
+			if (rc == STORE_OK && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+				const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+				const char *m = PQresultErrorMessage(r);
+				size_t n = strlen(m);
+				while (n && (m[n - 1] == '\n' || m[n - 1] == ' '))
+					n--;
+				snprintf(err, errlen, "could not %s: %.*s", what, (int)n, *m ? m : "pipeline aborted");
+				rc = (PQstatus(c) != CONNECTION_OK || unavailable_state(state)) ? STORE_EUNAVAIL
+												 : STORE_EINTERNAL;
+			}
+			if (q == 1 && st == PGRES_TUPLES_OK && !res)
+				res = r;
+			else
+				PQclear(r);
+			if (PQstatus(c) != CONNECTION_OK)
+				break;
+		}
+		if (PQstatus(c) != CONNECTION_OK)
+			break;
+	}
+	if (PQstatus(c) == CONNECTION_OK) {
+		r = PQgetResult(c);	/* PGRES_PIPELINE_SYNC */
+		PQclear(r);
+		PQexitPipelineMode(c);
+	} else {
+		rc = STORE_EUNAVAIL;
+		if (err && errlen && !*err)
+			snprintf(err, errlen, "could not %s: connection lost", what);
+	}
+	if (rc != STORE_OK) {
+		PQclear(res);
+		return rc;
+	}
+	*out = res;
+	return STORE_OK;
+}
+
 int64_t store_get_i64(const PGresult *r, int row, int col)
 {
 	uint64_t v;

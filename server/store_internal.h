@@ -92,6 +92,11 @@ struct store {
 int store_q(PGconn *c, const char *sql, int nparams, const char *const *params, int binary,
 	    PGresult **out, const char *what, char *err, size_t errlen);
 
+/* BEGIN and then sql in one round trip (libpq pipeline mode); as
+ * store_q otherwise. sql must return rows. */
+int store_q_begin(PGconn *c, const char *sql, int nparams, const char *const *params, int binary,
+		  PGresult **out, const char *what, char *err, size_t errlen);
+
 /* Result accessors for binary rows. */
 int64_t store_get_i64(const PGresult *r, int row, int col);
 int32_t store_get_i32(const PGresult *r, int row, int col);

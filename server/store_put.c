@@ -9,8 +9,8 @@
  *   3. resolve cgroup and boot ids (INSERT ... ON CONFLICT, sorted; metric
  *      names were resolved before the transaction, see resolve_metrics)
  *   4. encode each fresh sample against the host's previous in-order row
- *      and insert all rows with one statement
- *   5. update the host rows, refresh cgroup last-seen times, run the hook
+ *   5. insert all rows, update the host rows and refresh cgroup last-seen
+ *      times with one statement, run the hook
  *   6. COMMIT; only then publish ids and encoding states to the caches
  */
 #include "store_internal.h"
@@ -99,6 +99,13 @@ static int arr_text(struct cbuf *b, const char *s)
 	return cbuf_put(b, "\"", 1);
 }
 
+static int arr_text_or_null(struct cbuf *b, const char *s)
+{
+	if (!s)
+		return arr_sep(b) | cbuf_put(b, "NULL", 4);
+	return arr_text(b, s);
+}
+
 static int arr_bytea(struct cbuf *b, const uint8_t *p, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -148,15 +155,17 @@ static struct hreq *find_host(struct put *p, const char *name)
 	return NULL;
 }
 
-/* Locks the rows of names (a text[] literal) and records id, newest ts and
- * boot_id. Returns how many rows were locked, or a negative STORE_E*. */
+/* Begins the transaction and locks the rows of names (a text[] literal),
+ * recording id, newest ts and boot_id. Returns how many rows were locked,
+ * or -1 with *rc set. */
 static int lock_hosts(struct put *p, const char *names, int *rc)
 {
 	PGresult *r;
 	const char *prm[1] = { names };
 
-	*rc = store_q(p->c, "SELECT id, name, last_ts_ms, boot_id FROM hosts WHERE name = ANY($1::text[]) "
-		      "ORDER BY name COLLATE \"C\" FOR UPDATE", 1, prm, 0, &r, "lock hosts", p->err, p->errlen);
+	/* opens the transaction in the same round trip */
+	*rc = store_q_begin(p->c, "SELECT id, name, last_ts_ms, boot_id FROM hosts WHERE name = ANY($1::text[]) "
+			    "ORDER BY name COLLATE \"C\" FOR UPDATE", 1, prm, 0, &r, "lock hosts", p->err, p->errlen);
 	if (*rc != STORE_OK)
 		return -1;
 	int n = PQntuples(r);
@@ -178,7 +187,7 @@ static int lock_hosts(struct put *p, const char *names, int *rc)
 	return n;
 }
 
-/* Locks the batch's host rows (inside the open transaction). Hosts seen
+/* Begins the transaction and locks the batch's host rows. Hosts seen
  * for the first time are first added in a separate, autocommitted
  * statement and the transaction restarted: inserting them inside it
  * would lock new rows out of name order and deadlock against another
@@ -218,8 +227,7 @@ static int resolve_hosts(struct put *p)
 	    (rc = store_q(p->c, "INSERT INTO hosts (name) SELECT x FROM unnest($1::text[]) AS x "
 			  "WHERE NOT EXISTS (SELECT 1 FROM hosts h WHERE h.name = x) "
 			  "ORDER BY x COLLATE \"C\" ON CONFLICT (name) DO NOTHING",
-			  1, prm, 0, NULL, "add hosts", p->err, p->errlen)) != STORE_OK ||
-	    (rc = store_q(p->c, "BEGIN", 0, NULL, 0, NULL, "begin", p->err, p->errlen)) != STORE_OK)
+			  1, prm, 0, NULL, "add hosts", p->err, p->errlen)) != STORE_OK)
 		goto out;
 	for (size_t i = 0; i < p->nh; i++)
 		p->hosts[i].id = 0;
@@ -711,7 +719,68 @@ static int state_copy(struct hstate *dst, const struct hstate *src)
 	return 0;
 }
 
-/* Encodes every fresh sample and inserts the rows with one statement. */
+/* ---- 5. host rows and cgroup last-seen, written with the samples ---- */
+
+/* Columns of the host-row update, one array each (see write_sql). */
+enum { HU_ID, HU_FIRST, HU_LAST, HU_N, HU_NEWER, HU_BOOT, HU_KERNEL, HU_AGENT, HU_LABELS, HU_NCG, HU_COLS };
+
+static int host_arrays(struct put *p, struct cbuf *a)
+{
+	for (size_t hi = 0; hi < p->nh; hi++) {
+		struct hreq *h = &p->hosts[hi];
+		if (!h->nfresh)
+			continue;
+		const struct sample *s = h->newest;
+		char *labels = s->labels ? json_dumps(s->labels, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+		/* newer: the newest fresh sample is the host's newest overall,
+		 * so its descriptive fields win */
+		bool newer = s->ts_ms == h->max_ts;
+		int bad = arr_num(&a[HU_ID], h->id) | arr_num(&a[HU_FIRST], h->oldest->ts_ms) |
+			  arr_num(&a[HU_LAST], s->ts_ms) | arr_num(&a[HU_N], (long long)h->nfresh) |
+			  arr_sep(&a[HU_NEWER]) | cbuf_put(&a[HU_NEWER], newer ? "t" : "f", 1) |
+			  arr_text_or_null(&a[HU_BOOT], s->boot_id) | arr_text_or_null(&a[HU_KERNEL], s->kernel) |
+			  arr_text_or_null(&a[HU_AGENT], s->agent_version) |
+			  arr_text(&a[HU_LABELS], labels ? labels : "{}") | arr_num(&a[HU_NCG], (long long)s->ncg);
+		free(labels);
+		if (bad || (s->labels && !labels))
+			return -1;
+	}
+	return 0;
+}
+
+/* cgroups whose last_ts_ms is due for a refresh */
+static int touch_arrays(struct put *p, struct cbuf *ids, struct cbuf *ts)
+{
+	for (size_t i = 0; i < p->ncgs; i++) {
+		if (p->cgs[i].touch == INT64_MIN)
+			continue;
+		if (arr_num(ids, p->cgs[i].id) < 0 || arr_num(ts, p->cgs[i].touch) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Every write of the transaction in one statement (one round trip): the
+ * rows, the host rows, the cgroup last-seen times. */
+static const char write_sql[] =
+	"WITH s AS (INSERT INTO samples (host_id, boot, kf, ts_ms, d, c) SELECT * FROM "
+	"unnest($1::int[], $2::smallint[], $3::bool[], $4::bigint[], $5::bytea[], $6::bytea[])), "
+	"h AS (UPDATE hosts SET first_ts_ms = LEAST(coalesce(hosts.first_ts_ms, u.f), u.f), "
+	"last_ts_ms = GREATEST(coalesce(hosts.last_ts_ms, u.l), u.l), samples = hosts.samples + u.n, "
+	"boot_id = CASE WHEN u.newer THEN u.boot_id ELSE hosts.boot_id END, "
+	"kernel = CASE WHEN u.newer THEN u.kernel ELSE hosts.kernel END, "
+	"agent_version = CASE WHEN u.newer THEN u.agent_version ELSE hosts.agent_version END, "
+	"labels = CASE WHEN u.newer THEN u.labels ELSE hosts.labels END, "
+	"ncgroups = CASE WHEN u.newer THEN u.ncg ELSE hosts.ncgroups END "
+	"FROM unnest($7::int[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bool[], $12::text[], "
+	"$13::text[], $14::text[], $15::jsonb[], $16::int[]) "
+	"AS u(id, f, l, n, newer, boot_id, kernel, agent_version, labels, ncg) WHERE hosts.id = u.id), "
+	"g AS (UPDATE cgroups SET last_ts_ms = t.ts FROM unnest($17::int[], $18::bigint[]) AS t(id, ts) "
+	"WHERE cgroups.id = t.id AND cgroups.last_ts_ms < t.ts) "
+	"SELECT 1";
+
+/* Encodes every fresh sample and writes the rows, the host rows and the
+ * cgroup last-seen times with one statement. */
 static int insert_rows(struct put *p)
 {
 	struct cbuf a_h, a_b, a_k, a_t, a_d, a_c, d, c;
@@ -719,10 +788,14 @@ static int insert_rows(struct put *p)
 	int rc = STORE_OK;
 	size_t nrows = 0;
 
+	struct cbuf more[HU_COLS + 2];	/* host update and cgroup touch arrays */
+
 	hstate_init(&cur);
 	struct cbuf *bufs[8] = { &a_h, &a_b, &a_k, &a_t, &a_d, &a_c, &d, &c };
 	for (int i = 0; i < 8; i++)
 		cbuf_init(bufs[i]);
+	for (int i = 0; i < HU_COLS + 2; i++)
+		cbuf_init(&more[i]);
 	for (int i = 0; i < 6; i++)
 		if (cbuf_put(bufs[i], "{", 1) < 0)
 			goto nomem;
@@ -778,14 +851,22 @@ static int insert_rows(struct put *p)
 	}
 	if (!nrows)
 		goto out;
+	for (int i = 0; i < HU_COLS + 2; i++)
+		if (cbuf_put(&more[i], "{", 1) < 0)
+			goto nomem;
+	if (host_arrays(p, more) < 0 || touch_arrays(p, &more[HU_COLS], &more[HU_COLS + 1]) < 0)
+		goto nomem;
 	for (int i = 0; i < 6; i++)
 		if (arr_end(bufs[i]) < 0)
 			goto nomem;
-	const char *prm[6] = { (const char *)a_h.p, (const char *)a_b.p, (const char *)a_k.p,
-			       (const char *)a_t.p, (const char *)a_d.p, (const char *)a_c.p };
-	rc = store_q(p->c, "INSERT INTO samples (host_id, boot, kf, ts_ms, d, c) SELECT * FROM "
-		     "unnest($1::int[], $2::smallint[], $3::bool[], $4::bigint[], $5::bytea[], $6::bytea[])",
-		     6, prm, 0, NULL, "store samples", p->err, p->errlen);
+	for (int i = 0; i < HU_COLS + 2; i++)
+		if (arr_end(&more[i]) < 0)
+			goto nomem;
+	const char *prm[6 + HU_COLS + 2] = { (const char *)a_h.p, (const char *)a_b.p, (const char *)a_k.p,
+					     (const char *)a_t.p, (const char *)a_d.p, (const char *)a_c.p };
+	for (int i = 0; i < HU_COLS + 2; i++)
+		prm[6 + i] = (const char *)more[i].p;
+	rc = store_q(p->c, write_sql, 6 + HU_COLS + 2, prm, 0, NULL, "store samples", p->err, p->errlen);
 	goto out;
 nomem:
 	rc = oom(p);
@@ -793,78 +874,8 @@ out:
 	hstate_release(&cur);
 	for (int i = 0; i < 8; i++)
 		cbuf_release(bufs[i]);
-	return rc;
-}
-
-/* ---- 5. host rows and cgroup last-seen ---- */
-
-static int update_hosts(struct put *p)
-{
-	for (size_t hi = 0; hi < p->nh; hi++) {
-		struct hreq *h = &p->hosts[hi];
-		if (!h->nfresh)
-			continue;
-		const struct sample *s = h->newest;
-		char id[16], first[24], last[24], n[24], ncg[16];
-		char *labels = s->labels ? json_dumps(s->labels, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-		/* newer: the newest fresh sample is the host's newest overall,
-		 * so its descriptive fields win */
-		bool newer = s->ts_ms == h->max_ts;
-		snprintf(id, sizeof(id), "%d", h->id);
-		snprintf(first, sizeof(first), "%lld", (long long)h->oldest->ts_ms);
-		snprintf(last, sizeof(last), "%lld", (long long)s->ts_ms);
-		snprintf(n, sizeof(n), "%zu", h->nfresh);
-		snprintf(ncg, sizeof(ncg), "%zu", s->ncg);
-		const char *prm[10] = { id, first, last, n, newer ? "t" : "f", s->boot_id, s->kernel,
-					s->agent_version, labels ? labels : "{}", ncg };
-		int rc = store_q(p->c,
-				 "UPDATE hosts SET first_ts_ms = LEAST(coalesce(first_ts_ms, $2::bigint), $2::bigint), "
-				 "last_ts_ms = GREATEST(coalesce(last_ts_ms, $3::bigint), $3::bigint), "
-				 "samples = samples + $4::bigint, "
-				 "boot_id = CASE WHEN $5::bool THEN $6::text ELSE boot_id END, "
-				 "kernel = CASE WHEN $5::bool THEN $7::text ELSE kernel END, "
-				 "agent_version = CASE WHEN $5::bool THEN $8::text ELSE agent_version END, "
-				 "labels = CASE WHEN $5::bool THEN $9::jsonb ELSE labels END, "
-				 "ncgroups = CASE WHEN $5::bool THEN $10::int ELSE ncgroups END WHERE id = $1::int",
-				 10, prm, 0, NULL, "update the host", p->err, p->errlen);
-		free(labels);
-		if (rc != STORE_OK)
-			return rc;
-	}
-	return STORE_OK;
-}
-
-static int touch_cgroups(struct put *p)
-{
-	struct cbuf ids, ts;
-	size_t n = 0;
-	int rc = STORE_OK;
-
-	cbuf_init(&ids);
-	cbuf_init(&ts);
-	if (cbuf_put(&ids, "{", 1) < 0 || cbuf_put(&ts, "{", 1) < 0)
-		goto nomem;
-	for (size_t i = 0; i < p->ncgs; i++) {
-		if (p->cgs[i].touch == INT64_MIN)
-			continue;
-		if (arr_num(&ids, p->cgs[i].id) < 0 || arr_num(&ts, p->cgs[i].touch) < 0)
-			goto nomem;
-		n++;
-	}
-	if (!n)
-		goto out;
-	if (arr_end(&ids) < 0 || arr_end(&ts) < 0)
-		goto nomem;
-	const char *prm[2] = { (const char *)ids.p, (const char *)ts.p };
-	rc = store_q(p->c, "UPDATE cgroups g SET last_ts_ms = u.t FROM unnest($1::int[], $2::bigint[]) AS u(id, t) "
-		     "WHERE g.id = u.id AND g.last_ts_ms < u.t", 2, prm, 0, NULL, "update cgroups",
-		     p->err, p->errlen);
-	goto out;
-nomem:
-	rc = oom(p);
-out:
-	cbuf_release(&ids);
-	cbuf_release(&ts);
+	for (int i = 0; i < HU_COLS + 2; i++)
+		cbuf_release(&more[i]);
 	return rc;
 }
 
@@ -1030,13 +1041,10 @@ static int run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *com
 		goto out;
 	if ((rc = resolve_metrics(&p)) != STORE_OK)
 		goto out;
-	if ((rc = store_q(p.c, "BEGIN", 0, NULL, 0, NULL, "begin", err, errlen)) != STORE_OK)
-		goto out;
-	in_tx = true;
+	in_tx = true;	/* resolve_hosts begins it */
 	if ((rc = resolve_hosts(&p)) != STORE_OK || (rc = check_stored(&p)) != STORE_OK ||
 	    (rc = load_states(&p)) != STORE_OK ||
 	    (rc = resolve_cgroups(&p)) != STORE_OK || (rc = insert_rows(&p)) != STORE_OK ||
-	    (rc = update_hosts(&p)) != STORE_OK || (rc = touch_cgroups(&p)) != STORE_OK ||
 	    (rc = run_hooks(&p, reqs, nreq, fresh)) != STORE_OK)
 		goto out;
 	*commit_sent = true;
@@ -1051,7 +1059,7 @@ static int run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *com
 				reqs[p.items[i].req]->nfresh++;
 	}
 out:
-	if (in_tx && PQstatus(p.c) == CONNECTION_OK)
+	if (in_tx && PQstatus(p.c) == CONNECTION_OK && PQtransactionStatus(p.c) != PQTRANS_IDLE)
 		PQclear(PQexec(p.c, "ROLLBACK"));
 	if (p.c)
 		db_pool_put(st->pool, p.c, rc == STORE_EUNAVAIL);
