@@ -8,6 +8,7 @@ import { CGROUP_FIGURES, HOST_FIGURES, assemble, index, inferPageSize, neededNam
 import { alertLink, evValue } from "../../web/js/alerts.js";
 import { explain, KNOWN_KINDS } from "../../web/js/explain.js";
 import { parseHash, makeHash } from "../../web/js/nav.js";
+import { mergeIntervals } from "../../web/js/shade.js";
 
 let passed = 0, failed = 0;
 function eq(name, got, want) {
@@ -112,6 +113,11 @@ eq("unknown kind still explained", explain("new_kind").title, "new_kind");
 eq("thrash names memory.low", explain("thrash").fixes.join(" ").includes("memory.low"), true);
 eq("writeback names dirty_bytes", explain("writeback_storm").fixes.join(" ").includes("dirty_bytes"), true);
 eq("swap imbalance names MADV_FREE", explain("swap_imbalance").fixes.join(" ").includes("MADV_FREE"), true);
+
+// shading: overlapping intervals of one severity merged, criticals last
+eq("merge overlapping", mergeIntervals([{ t0: 10, t1: 20, severity: "critical" }, { t0: 15, t1: 30, severity: "critical" },
+  { t0: 40, t1: 50, severity: "critical" }, { t0: 12, t1: 14, severity: "warning" }]),
+  [{ t0: 12, t1: 14, severity: "warning" }, { t0: 10, t1: 30, severity: "critical" }, { t0: 40, t1: 50, severity: "critical" }]);
 
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -5,6 +5,7 @@
 // min..max band. Alert intervals are shaded behind the series.
 import uPlot from "../vendor/uPlot.esm.js";
 import { axisFormatter, fmtTime, formatter } from "./format.js";
+import { mergeIntervals } from "./shade.js";
 
 const AXIS_W = 60;
 
@@ -103,7 +104,7 @@ function build(spec, lines, x, ctx) {
   return { opts, data, bandRows };
 }
 
-// Fill each alert's interval over the plot area, under the series.
+// Fill each alert interval over the plot area, under the series.
 // Sets data-shaded on the chart's root to the number of intervals drawn.
 function shadeAlerts(u, alerts) {
   u.root.dataset.shaded = "0";
@@ -111,7 +112,7 @@ function shadeAlerts(u, alerts) {
   const { ctx, bbox } = u;
   let drawn = 0;
   ctx.save();
-  for (const a of alerts) {
+  for (const a of mergeIntervals(alerts)) {
     let x0 = u.valToPos(a.t0, "x", true);
     let x1 = u.valToPos(a.t1, "x", true);
     x0 = Math.max(bbox.left, x0);
