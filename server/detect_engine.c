@@ -253,6 +253,18 @@ static void cgroup_view(struct dview *v, const struct scope *c, const struct dvi
 	}
 	v->io_full = hv->io_full;
 	v->global_share = NAN;
+	/* cgroup v1 before ~5.9 has no workingset counters in memory.stat:
+	 * attribute the host's refaults by this cgroup's share of the host's
+	 * major faults (both count pages read back; read-around makes major
+	 * faults fewer than refaults, the share is what is used) */
+	double hmaj = hv->r[C_MAJFAULT], cmaj = v->r[C_MAJFAULT];
+	if (isnan(v->r[C_REFAULT_ALL]) && !isnan(cmaj) && !isnan(hmaj) && hmaj > 0 &&
+	    !isnan(hv->r[C_REFAULT_ALL])) {
+		double share = fmin(1.0, cmaj / hmaj);
+		v->r[C_REFAULT_ALL] = hv->r[C_REFAULT_ALL] * share;
+		v->r[C_REFAULT_FILE] = hv->r[C_REFAULT_FILE] * share;
+		v->refault_attributed = true;
+	}
 	/* machine-wide counters that only exist at host level */
 	v->r[C_ALLOCSTALL] = NAN;
 	/* immediate reclaim hits dirty pages: attribute the host's rate by
@@ -285,6 +297,9 @@ static json_t *evidence_json(const struct det_result *r, const struct dview *v)
 	if (r->hint && json_object_set_new(e, "hint", json_string(r->hint)) < 0)
 		goto fail;
 	if (v->psi_from_host && json_object_set_new(e, "psi_source", json_string("host")) < 0)
+		goto fail;
+	if (v->refault_attributed &&
+	    json_object_set_new(e, "refault_source", json_string("host refaults by this cgroup's share of major faults")) < 0)
 		goto fail;
 	return e;
 fail:

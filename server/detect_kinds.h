@@ -47,6 +47,8 @@ struct dview {
 	bool psi_from_host;		/* a cgroup without PSI of its own borrows the host's */
 	double io_full;			/* io full stall share */
 	double global_share;		/* machine-wide share of reclaim scans (NAN unknown) */
+	bool refault_attributed;	/* a cgroup without refault counters: the host's refaults
+					 * by its share of the host's major faults */
 };
 
 #define DET_MAX_EVIDENCE 16

@@ -269,6 +269,32 @@ def main():
     write(out, h.name, samples, ["must thrash /system.slice/db.service", "never thrash /system.slice",
                                  "never * /system.slice/web.service", "never thrash host"])
 
+    # 4.14 with cgroup v1: memory.stat has no workingset counters and there
+    # is no PSI; a container thrashes (host refaults, its major faults)
+    h = Host("v1-414-docker", "4.14.336", "4.14", psi=False, mem_gib=16)
+    base_gauges(h, if_mib=3000)
+    for p in ("/docker", "/docker/abc", "/docker/def"):
+        h.cgroups[p] = {"version": 1, "stat": {"total_pgmajfault": 0, "pgmajfault": 0,
+                                              "total_inactive_file": 200 << 20, "total_active_file": 50 << 20,
+                                              "total_inactive_anon": 300 << 20, "total_dirty": 0,
+                                              "total_writeback": 0},
+                        "memory_current": 1 << 30, "memory_max": None if p == "/docker" else 1 << 30,
+                        "swap_current": None}
+    samples = [h.sample()]
+    for i in range(20):
+        bad = 3 <= i < 17
+        rf = 6000 if bad else 3
+        maj = 700 if bad else 1
+        h.step(dict(healthy_rates(), workingset_refault_file=rf, workingset_activate_file=rf // 3,
+                    pgmajfault=maj + 2, pgscan_kswapd=200, pgsteal_kswapd=190))
+        for p, share in (("/docker", 1.0), ("/docker/abc", 1.0), ("/docker/def", 0.0)):
+            st = h.cgroups[p]["stat"]
+            st["total_pgmajfault"] += maj * share * 10
+            st["pgmajfault"] += (maj * share * 10) if p != "/docker" else 0
+        samples.append(h.sample())
+    write(out, h.name, samples, ["must thrash /docker/abc", "never thrash /docker", "never thrash host",
+                                 "never * /docker/def"])
+
     # busy but healthy: heavy streaming reclaim, no refaults -> nothing;
     # with a 15-minute agent outage in the middle (the delta across the gap
     # is large but not a spike)
