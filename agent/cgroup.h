@@ -61,12 +61,15 @@ typedef void (*cg_visit_fn)(void *ctx, const struct cg_hier *h, int dirfd,
 			    const char *path, size_t pathlen);
 
 /* Reused memory of the walk (queue and directory listings). */
+#define CG_DENTS_BUF 16384
+
 struct cg_walk {
 	char *q;		/* owned: queued directories, NUL-separated relative paths */
 	size_t qlen, qcap;
 	char *l;		/* owned: names of the directory being listed */
 	size_t llen, lcap;
 	size_t *names;		/* owned: offsets into l */
+	char *dents;		/* owned: getdents64 buffer, CG_DENTS_BUF bytes */
 	size_t nnames, ncap;
 	unsigned long skipped_bad;	/* paths refused by the contract, last walk */
 	bool truncated;		/* the last walk stopped at sel->max or a buffer cap */
