@@ -19,6 +19,12 @@ function clock(ts, span) {
   return span > 10 * 86400 ? md : md + " " + hm;
 }
 
+// The smallest top of a y scale, so that an all-zero series gets a readable
+// axis (0..1/s, 0..1 MiB) instead of 0..1e-9.
+function floorOf(unit) {
+  return unit === "bytes" ? 2 ** 20 : 1;
+}
+
 const SEV_FILL = { critical: "rgba(207,19,34,0.13)", warning: "rgba(212,136,6,0.13)" };
 
 // Build uPlot options and data for one chart.
@@ -70,12 +76,12 @@ function build(spec, lines, x, ctx) {
   }
   const scales = {
     x: { time: true, range: () => ctx.range() },
-    y: { range: (u, min, max) => [Math.min(0, min ?? 0), Math.max(max ?? 1, spec.unit === "pct" ? 1 : 1e-9) * 1.05] },
+    y: { range: (u, min, max) => [Math.min(0, min ?? 0), Math.max(max ?? 0, floorOf(spec.unit)) * 1.05] },
   };
   if (hasY2) {
     scales.y2 = spec.unit2 === "ratio"
       ? { range: [0, 1.05] }
-      : { range: (u, min, max) => [0, Math.max(max ?? 1, 1e-9) * 1.05] };
+      : { range: (u, min, max) => [0, Math.max(max ?? 0, floorOf(spec.unit2)) * 1.05] };
   }
   const opts = {
     width: ctx.width, height: ctx.height,
