@@ -61,6 +61,24 @@ PGconn *db_connect(const char *conninfo, char *err, size_t errlen)
 	return c;
 }
 
+/* Pooled connections serve requests: a query stuck behind a lock must
+ * not hold one forever. */
+static PGconn *pool_connect(const char *conninfo, char *err, size_t errlen)
+{
+	PGconn *c = db_connect(conninfo, err, errlen);
+	if (!c)
+		return NULL;
+	PGresult *r = PQexec(c, "SET statement_timeout = '60s'");
+	bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+	PQclear(r);
+	if (!ok) {
+		copy_pq_error(err, errlen, "could not set up a database connection", PQerrorMessage(c));
+		PQfinish(c);
+		return NULL;
+	}
+	return c;
+}
+
 struct db_pool *db_pool_new(const char *conninfo, int size)
 {
 	struct db_pool *p = calloc(1, sizeof(*p));
@@ -144,15 +162,11 @@ PGconn *db_pool_get(struct db_pool *p, int timeout_ms, char *err, size_t errlen)
 	}
 	/* connect outside the lock: it can take up to connect_timeout */
 	if (c && PQstatus(c) != CONNECTION_OK) {
-		PQreset(c);
-		if (PQstatus(c) != CONNECTION_OK) {
-			copy_pq_error(err, errlen, "could not connect to the database", PQerrorMessage(c));
-			PQfinish(c);
-			c = NULL;
-			goto fail;
-		}
+		/* a fresh connection rather than PQreset: session settings too */
+		PQfinish(c);
+		c = NULL;
 	}
-	if (!c && !(c = db_connect(p->conninfo, err, errlen)))
+	if (!c && !(c = pool_connect(p->conninfo, err, errlen)))
 		goto fail;
 	pthread_mutex_lock(&p->mu);
 	p->slots[i].c = c;

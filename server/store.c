@@ -19,11 +19,13 @@
 #define VMSCOPE_SCHEMA_DIR "schema"
 #endif
 
-/* SQLSTATE classes that mean "the database is not there right now". */
+/* SQLSTATEs that mean "the database is not there (or too busy) right
+ * now": the client should retry later, so STORE_EUNAVAIL (HTTP 503). */
 static bool unavailable_state(const char *s)
 {
 	return s && (strncmp(s, "08", 2) == 0 || strcmp(s, "57P01") == 0 || strcmp(s, "57P02") == 0 ||
-		     strcmp(s, "57P03") == 0 || strcmp(s, "53300") == 0);
+		     strcmp(s, "57P03") == 0 || strcmp(s, "53300") == 0 ||
+		     strcmp(s, "55P03") == 0 || strcmp(s, "57014") == 0);	/* lock or statement timeout */
 }
 
 int store_q(PGconn *c, const char *sql, int nparams, const char *const *params, int binary,
@@ -214,7 +216,8 @@ int store_ensure_partitions(struct store *st, PGconn *c, const int64_t *days, si
 		/* serialised with other servers creating the same partition:
 		 * IF NOT EXISTS alone races */
 		snprintf(sql, sizeof(sql),
-			 "DO $$BEGIN PERFORM pg_advisory_xact_lock(7666); "
+			 "DO $$BEGIN PERFORM set_config('lock_timeout', '10s', true); "
+			 "PERFORM pg_advisory_xact_lock(7666); "
 			 "IF to_regclass('%s') IS NULL THEN "
 			 "CREATE TABLE %s PARTITION OF samples FOR VALUES FROM (%lld) TO (%lld); "
 			 "END IF; END$$",
