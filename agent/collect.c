@@ -223,7 +223,8 @@ static bool read_psi(struct collector *c, int dirfd, const char *path, const cha
 enum scalar { SC_ABSENT, SC_VALUE, SC_MAX };
 
 /* Reads a one-value file: SC_VALUE with *v, SC_MAX for "max", SC_ABSENT
- * when missing or unusable. *err gets the read error (0 when read). */
+ * when missing or unusable. *err gets the read error (0 when read and
+ * parsed), -ERANGE for a value above 2^63-1, -EINVAL for garbage. */
 static enum scalar read_scalar(struct collector *c, int dirfd, const char *path,
 			       const char *where, bool hex, int64_t *v, int *err)
 {
@@ -236,10 +237,12 @@ static enum scalar read_scalar(struct collector *c, int dirfd, const char *path,
 	if (rc == 1)
 		return SC_MAX;
 	if (rc == -ERANGE) {
+		*err = -ERANGE;
 		note_dropped(c, where, path, strlen(path));
 		return SC_ABSENT;
 	}
 	if (rc < 0) {
+		*err = -EINVAL;
 		char msg[256];
 		snprintf(msg, sizeof(msg), "could not parse %s/%s (treated as absent)", where, path);
 		log_once(c, msg);
@@ -400,7 +403,7 @@ static void read_cg_v1(struct collector *c, int dfd, const char *where, struct c
 
 	d->cur = read_scalar(c, dfd, "memory.usage_in_bytes", where, false, &d->cur_v, &err);
 	d->max = read_scalar(c, dfd, "memory.limit_in_bytes", where, false, &d->max_v, &err);
-	if (d->max == SC_ABSENT && err == 0)
+	if (d->max == SC_ABSENT && err == -ERANGE)
 		d->max = SC_MAX;	/* a limit above 2^63-1 is no limit */
 	if (d->max == SC_VALUE && d->max_v >= c->v1_nolimit)
 		d->max = SC_MAX;
@@ -436,10 +439,10 @@ static void visit_cgroup(void *ctx, const struct cg_hier *h, int dfd, const char
 {
 	struct collector *c = ctx;
 	struct cg_data d;
-	char where[64];
+	char where[240];
 
 	memset(&d, 0, sizeof(d));
-	snprintf(where, sizeof(where), "cgroup v%d %.40s", h->version, path);
+	snprintf(where, sizeof(where), "cgroup v%d %.200s", h->version, path);
 	if (h->version == 2)
 		read_cg_v2(c, dfd, where, &d);
 	else
@@ -461,10 +464,15 @@ static void visit_cgroup(void *ctx, const struct cg_hier *h, int dfd, const char
 	jw_str(w, path, pathlen);
 	jw_keyz(w, "version");
 	jw_int(w, h->version);
-	if (d.stat_ok)
-		emit_kv_map(c, "memory_stat", "memory_stat", &c->rb, false);
-	if (d.events_ok)
-		emit_kv_map(c, "events", "events", &c->rb2, false);
+	char wmap[300];
+	if (d.stat_ok) {
+		snprintf(wmap, sizeof(wmap), "%s memory_stat", where);
+		emit_kv_map(c, "memory_stat", wmap, &c->rb, false);
+	}
+	if (d.events_ok) {
+		snprintf(wmap, sizeof(wmap), "%s events", where);
+		emit_kv_map(c, "events", wmap, &c->rb2, false);
+	}
 	if (d.psi_ok) {
 		jw_keyz(w, "psi");
 		emit_psi_res(w, &d.psi);

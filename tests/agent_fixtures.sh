@@ -31,6 +31,8 @@ check "gen_fixtures reproducible" bash -c "python3 '$FX/gen_fixtures.py' '$tmp/g
 
 # 3. the dropped 2^64-1 values are logged
 check "value above 2^63-1 logged" grep -q "dropped vmstat.nr_zone_write_pending_bogus" "$tmp/k5.10.err"
+check "value above 2^63-1 in a cgroup logged with its path" \
+	grep -q "dropped cgroup v2 /system.slice/nginx.service memory_stat.workingset_refault_bogus" "$tmp/k5.10.err"
 
 # 4. unreadable files count as absent (run unprivileged: root reads mode 000)
 cp -r "$FX/k6.1" "$tmp/unreadable"
