@@ -171,6 +171,22 @@ static json_t *num_or_null(bool null, double v)
 	return null ? json_null() : json_real(v);
 }
 
+/* [a, b], taking both references (json_pack parses its format on
+ * every call; this runs once per point). NULL when out of memory. */
+static json_t *pair(json_t *a, json_t *b)
+{
+	json_t *p = json_array();
+	if (!p || !a || !b || json_array_append_new(p, a) < 0 || json_array_append_new(p, b) < 0) {
+		json_decref(p);
+		if (!p) {
+			json_decref(a);
+			json_decref(b);
+		}
+		return NULL;
+	}
+	return p;
+}
+
 static json_t *raw_points(const struct pt *pts, size_t n, int64_t since, enum metric_kind kind, double scale)
 {
 	json_t *arr = json_array();
@@ -185,7 +201,7 @@ static json_t *raw_points(const struct pt *pts, size_t n, int64_t since, enum me
 			val = json_integer(pts[i].v);
 		else
 			val = num_or_null(null, v);
-		json_t *pt = json_pack("[f, o]", (double)pts[i].ts / 1000.0, val);
+		json_t *pt = pair(json_real((double)pts[i].ts / 1000.0), val);
 		if (!pt || json_array_append_new(arr, pt) < 0) {
 			json_decref(arr);
 			arr = NULL;
