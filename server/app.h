@@ -51,7 +51,10 @@ struct request {
 	/* ingest only */
 	struct body body;
 	int encoding;		/* body_encoding(): 1 gzip */
-	size_t discarded;	/* upload bytes dropped after the body went over the limit */
+	size_t discarded;	/* upload bytes dropped (over the limit, or refused) */
+	unsigned refuse_status;	/* > 0: answer this once the body is drained */
+	size_t drain_max;	/* ... if it is at most this long */
+	const char *refuse_error, *refuse_hint;	/* static strings */
 	bool answered;		/* a response was queued */
 };
 

@@ -62,6 +62,39 @@ bool ingest_depth_ok(const char *buf, size_t len, int max_depth)
 	return true;
 }
 
+void ingest_key_before(const char *buf, size_t pos, char *key, size_t keylen)
+{
+	size_t i = pos, end, start;
+
+	key[0] = '\0';
+	/* back to the ':' that introduced the value, past the value itself */
+	while (i > 0 && buf[i - 1] != ':') {
+		if (buf[i - 1] == ',' || buf[i - 1] == '{' || buf[i - 1] == '[' || buf[i - 1] == '"')
+			return;	/* an array element or a string: no key */
+		i--;
+	}
+	if (i == 0)
+		return;
+	i--;
+	while (i > 0 && (buf[i - 1] == ' ' || buf[i - 1] == '\t' || buf[i - 1] == '\n' ||
+			 buf[i - 1] == '\r'))
+		i--;
+	if (i == 0 || buf[i - 1] != '"')
+		return;
+	end = i - 1;
+	start = end;
+	while (start > 0 && buf[start - 1] != '"' && end - start < 64)
+		start--;
+	if (start == 0 || buf[start - 1] != '"' || (start >= 2 && buf[start - 2] == '\\'))
+		return;	/* no opening quote, or an escaped one: give up */
+	for (size_t k = start; k < end; k++)
+		if ((unsigned char)buf[k] < 0x20 || (unsigned char)buf[k] >= 0x7f || buf[k] == '\\')
+			return;	/* keep the message plain ASCII */
+	size_t n = end - start < keylen - 1 ? end - start : keylen - 1;
+	memcpy(key, buf + start, n);
+	key[n] = '\0';
+}
+
 void ingest_batch_release(struct ingest_batch *b)
 {
 	for (size_t i = 0; i < b->n; i++)
@@ -118,6 +151,17 @@ int ingest_parse(const char *buf, size_t len, int64_t now_ms, int64_t oldest_ms,
 		return fail(e, "a sample nests 6 levels deep", "could not parse JSON: nested "
 			    "deeper than %d levels", INGEST_MAX_DEPTH);
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root && strncmp(jerr.text, "too big integer", 15) == 0) {
+		/* name the key, the only field path the parser can give */
+		char key[72];
+		ingest_key_before(buf, (size_t)jerr.position <= len ? (size_t)jerr.position : len,
+				  key, sizeof(key));
+		fail(e, "integers are 0 to 2^63-1 (CONTRACT §1); the agent drops larger values",
+		     "could not parse JSON: %s%s%s: expected an integer from 0 to 2^63-1",
+		     *key ? "\"" : "", *key ? key : "a number", *key ? "\"" : "");
+		snprintf(e->detail, sizeof(e->detail), "line %d, column %d", jerr.line, jerr.column);
+		return -1;
+	}
 	if (!root) {
 		fail(e, "send a sample object or an array of them (UTF-8 JSON, integers at most "
 		     "2^63-1, no duplicate keys)", "could not parse JSON: %s", jerr.text);
@@ -155,6 +199,31 @@ int ingest_parse(const char *buf, size_t len, int64_t now_ms, int64_t oldest_ms,
 	return rc;
 }
 
+/* Refuses the request before its body. libmicrohttpd closes a connection
+ * whose upload it did not read, and a client still sending then gets a
+ * reset that can swallow the answer; so a body of at most
+ * INGEST_DRAIN_MAX is read and dropped first and the answer given at its
+ * end (ingest_finish). A larger declared body is refused at once. */
+static enum MHD_Result refuse_upto(struct request *rq, size_t drain_max, unsigned status,
+				   const char *error, const char *hint)
+{
+	const char *cl = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Content-Length");
+
+	if (body_check_content_length(cl, drain_max) != BODY_OK)
+		return respond_error(rq, status, error, NULL, hint);
+	rq->drain_max = drain_max;
+	rq->refuse_status = status;
+	rq->refuse_error = error;
+	rq->refuse_hint = hint;
+	return MHD_YES;
+}
+
+static enum MHD_Result refuse(struct request *rq, unsigned status, const char *error,
+			      const char *hint)
+{
+	return refuse_upto(rq, INGEST_DRAIN_MAX, status, error, hint);
+}
+
 enum MHD_Result ingest_begin(struct request *rq)
 {
 	struct app *app = rq->app;
@@ -169,24 +238,30 @@ enum MHD_Result ingest_begin(struct request *rq)
 		int idx = tok ? auth_find(tok, len, cfg->tokens, cfg->ntokens) : -1;
 		if (idx < 0) {
 			rq->www_authenticate = true;
-			return respond_error(rq, 401, tok ? "wrong ingest token" : "missing ingest token",
-					     NULL, "send Authorization: Bearer TOKEN with a token "
-					     "the server was given (--token or --tokens-file)");
+			return refuse(rq, 401, tok ? "wrong ingest token" : "missing ingest token",
+				      "send Authorization: Bearer TOKEN with a token the server was "
+				      "given (--token or --tokens-file)");
 		}
 		key = (size_t)idx;
 	}
 	if (!ratelimit_take(app->rl, key, time_now_ms(), &retry)) {
 		rq->retry_after = retry;
-		return respond_error(rq, 429, "rate limit exceeded", NULL,
-				     "this token may post at most --rate-limit requests per second");
+		return refuse(rq, 429, "rate limit exceeded",
+			      "this token may post at most --rate-limit requests per second");
 	}
-	if (!app_store(app))
-		return respond_unavailable(rq);
+	if (!app_store(app)) {
+		metrics_db_error();
+		rq->retry_after = 5;
+		return refuse(rq, 503, "database unreachable",
+			      "the server keeps retrying; retry the request later");
+	}
 	switch (body_check_content_length(
 		MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Content-Length"), cfg->max_body)) {
 	case BODY_ETOOBIG:
-		return respond_error(rq, 413, "request body too large", NULL,
-				     "split the batch; the server takes at most --max-body bytes");
+		/* a batch somewhat over the limit is drained so that the agent
+		 * surely reads the 413 (and splits); a huge one is cut off */
+		return refuse_upto(rq, 2 * cfg->max_body, 413, "request body too large",
+				   "split the batch; the server takes at most --max-body bytes");
 	case BODY_ECORRUPT:
 		return respond_error(rq, 400, "bad Content-Length", NULL, NULL);
 	default:
@@ -195,14 +270,19 @@ enum MHD_Result ingest_begin(struct request *rq)
 	rq->encoding = body_encoding(
 		MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Content-Encoding"));
 	if (rq->encoding < 0)
-		return respond_error(rq, 415, "unsupported Content-Encoding", NULL,
-				     "send the body as is or with Content-Encoding: gzip");
+		return refuse(rq, 415, "unsupported Content-Encoding",
+			      "send the body as is or with Content-Encoding: gzip");
 	body_init(&rq->body, cfg->max_body);
 	return MHD_YES;
 }
 
 enum MHD_Result ingest_data(struct request *rq, const char *data, size_t len)
 {
+	if (rq->refuse_status) {
+		/* refused already: drop the body, close past INGEST_DRAIN_MAX */
+		rq->discarded += len;
+		return rq->discarded > rq->drain_max ? MHD_NO : MHD_YES;
+	}
 	int rc = body_append(&rq->body, data, len);
 
 	if (rc == BODY_ENOMEM)
@@ -236,6 +316,8 @@ enum MHD_Result ingest_finish(struct request *rq)
 	enum MHD_Result r;
 	double t0 = mono_s();
 
+	if (rq->refuse_status)
+		return respond_error(rq, rq->refuse_status, rq->refuse_error, NULL, rq->refuse_hint);
 	if (rq->body.too_big)
 		return respond_error(rq, 413, "request body too large", NULL,
 				     "split the batch; the server takes at most --max-body bytes");

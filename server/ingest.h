@@ -20,8 +20,12 @@
 
 #define INGEST_MAX_DEPTH 32		/* JSON nesting; a sample needs 6 */
 #define INGEST_MAX_SKEW_MS (10 * 60 * 1000)	/* ts ahead of our clock */
+#define INGEST_DRAIN_MAX (1u << 20)	/* a refused body up to this is read before the answer */
 
-/* The http.c entry points: first callback, each upload chunk, the end. */
+/* The http.c entry points: first callback, each upload chunk, the end.
+ * A refusal decided before the body (401, 429, 503, 415) is answered after
+ * reading and dropping a body of up to INGEST_DRAIN_MAX, so that the client
+ * gets the answer rather than a connection reset. */
 enum MHD_Result ingest_begin(struct request *rq);
 enum MHD_Result ingest_data(struct request *rq, const char *data, size_t len);
 enum MHD_Result ingest_finish(struct request *rq);
@@ -52,5 +56,11 @@ int ingest_parse(const char *buf, size_t len, int64_t now_ms, int64_t oldest_ms,
 		 int retention_days, struct ingest_batch *b, struct ingest_error *e);
 
 void ingest_batch_release(struct ingest_batch *b);
+
+/* The object key whose value ends at or spans buf[pos] ("pgpgin" for
+ * `"pgpgin": 99999999999999999999` with pos inside or after the number), for
+ * naming the field of a number the parser refused. key is "" when there is
+ * none (an array element) or it is not plain ASCII. */
+void ingest_key_before(const char *buf, size_t pos, char *key, size_t keylen);
 
 #endif

@@ -93,6 +93,12 @@ check_status 401 "wrong token"
 req POST /api/v1/samples -H "Authorization: Basic $E2E_TOKEN" --data-binary @"$E2E_DIR/s.json"
 check_status 401 "not a bearer token"
 check_eq "$(count_samples auth-01)" 0 "nothing stored without a token"
+# a refused body is read before the answer, so a client that does not wait
+# for 100-continue (the agent) reads the 401 rather than a connection reset
+head -c 300000 /dev/zero | tr '\0' ' ' >"$E2E_DIR/300k"
+codes=$(for i in $(seq 20); do curl -s -o /dev/null -w '%{http_code} ' -H 'Expect:' \
+	-H "Authorization: Bearer wrong-$E2E_TOKEN" --data-binary @"$E2E_DIR/300k" "$E2E_URL/api/v1/samples"; done)
+check_eq "$codes" "$(printf '401 %.0s' $(seq 20))" "20 refused 300 kB uploads all read their 401"
 
 # --- body limits and gzip ---
 { printf '['; printf '{"host":"big","ts":1,"vmstat":{}},%.0s' $(seq 8999); printf '{"host":"big","ts":1,"vmstat":{}}]'; } >"$E2E_DIR/big.json"

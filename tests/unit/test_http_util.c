@@ -453,8 +453,22 @@ static void test_ingest_parse(void)
 	/* hostile JSON */
 	CHECK_INT(parse("{\"host\":\"a\",\"host\":\"b\",\"ts\":1764518400,\"vmstat\":{}}", &e, &n), -1);
 	CHECK_CONTAINS(e.error, "duplicate");
-	CHECK_INT(parse("{\"host\":\"a\",\"ts\":1764518400,\"vmstat\":{\"x\":9223372036854775808}}", &e, &n), -1);
-	CHECK_CONTAINS(e.error, "could not parse JSON");
+	CHECK_INT(parse("{\"host\":\"a\",\"ts\":1764518400,\"vmstat\":{\"pgpgin\": 9223372036854775808}}", &e, &n), -1);
+	CHECK_STR(e.error, "could not parse JSON: \"pgpgin\": expected an integer from 0 to 2^63-1");
+	CHECK_INT(parse("[99999999999999999999999]", &e, &n), -1);
+	CHECK_STR(e.error, "could not parse JSON: a number: expected an integer from 0 to 2^63-1");
+	char key[72];
+	const char *doc = "{\"a\" : 123456";
+	ingest_key_before(doc, strlen(doc), key, sizeof(key));
+	CHECK_STR(key, "a");
+	ingest_key_before(doc, 9, key, sizeof(key));
+	CHECK_STR(key, "a");
+	ingest_key_before("[1,2", 4, key, sizeof(key));
+	CHECK_STR(key, "");
+	ingest_key_before("{\"a\\\"b\":1", 8, key, sizeof(key));
+	CHECK_STR(key, "");
+	ingest_key_before("1234", 4, key, sizeof(key));
+	CHECK_STR(key, "");
 	CHECK_INT(parse("{\"host\":\"a\",\"ts\":1764518400,\"vmstat\":{\"x\":9223372036854775807}}", &e, &n), 0);
 	CHECK_INT(parse("{\"host\":\"a\",\"ts\":NaN,\"vmstat\":{}}", &e, &n), -1);
 	CHECK_INT(parse("{\"host\":\"a\xff\",\"ts\":1764518400,\"vmstat\":{}}", &e, &n), -1);
