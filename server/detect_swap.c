@@ -10,8 +10,9 @@
  *                         at zero with no anon refaults.
  *  anon_swap_churn        anon is swapped out and back in while plenty of
  *                         inactive file cache that nobody refaults sits
- *                         there (seed 004). Swap-ins come from pswpin (host,
- *                         cgroup v2 on 6.14+) or anon refaults (5.9+).
+ *                         there (seed 004). Swap-ins come from pswpin (+
+ *                         zswpin at host level; cgroup v2 on 6.14+) or anon
+ *                         refaults (5.9+); swap-outs count zswpout too.
  *  lazyfree_backlog       MADV_FREE pages (pglazyfree) are not discarded
  *                         (pglazyfreed) while reclaim takes file cache that
  *                         refaults, on a swapless or swap-full machine (seed
@@ -21,6 +22,15 @@
 
 #include <math.h>
 #include <stdio.h>
+
+/* Pages swapped out per second, to disk (pswpout) or to zswap (zswpout);
+ * NAN when neither is known. */
+static double swap_out(const struct dview *v)
+{
+	if (isnan(v->r[C_PSWPOUT]) && isnan(v->r[C_ZSWPOUT]))
+		return NAN;
+	return det_nz(v->r[C_PSWPOUT]) + det_nz(v->r[C_ZSWPOUT]);
+}
 
 static void cold_anon(const struct dview *v, struct det_result *o)
 {
@@ -37,8 +47,8 @@ static void cold_anon(const struct dview *v, struct det_result *o)
 			return;
 		anon_share = sa / (sa + sf);
 		cold = anon_share < 0.01;
-	} else if (!isnan(v->r[C_PSWPOUT])) {
-		cold = v->r[C_PSWPOUT] < 0.01 * rf && det_nz(v->r[C_REFAULT_ANON]) < 0.01 * rf;
+	} else if (!isnan(swap_out(v))) {
+		cold = swap_out(v) < 0.01 * rf && det_nz(v->r[C_REFAULT_ANON]) < 0.01 * rf;
 	} else if (!isnan(v->g[G_SWAP_CURRENT])) {
 		/* a cgroup without swap counters: none of its anon is in swap and
 		 * none comes back, so reclaim is not taking anon */
@@ -66,7 +76,7 @@ static void cold_anon(const struct dview *v, struct det_result *o)
 	det_ev(o, "pgscan_anon_share", anon_share);
 	det_ev(o, "pgscan_file_per_s", sf / v->page_size);
 	det_ev(o, "pgscan_anon_per_s", sa / v->page_size);
-	det_ev(o, "pswpout_per_s", v->r[C_PSWPOUT] / v->page_size);
+	det_ev(o, "swapout_per_s", swap_out(v) / v->page_size);
 	det_ev(o, "swap_current_bytes", v->g[G_SWAP_CURRENT]);
 	det_ev(o, "swap_free_bytes", v->swap_free);
 	det_ev(o, "swappiness", v->swappiness);
@@ -84,7 +94,7 @@ static void cold_anon(const struct dview *v, struct det_result *o)
 
 static void swap_churn(const struct dview *v, struct det_result *o)
 {
-	double sin = v->r[C_PSWPIN], sout = v->r[C_PSWPOUT];
+	double sin = v->r[C_PSWPIN], sout = swap_out(v);
 	double ifile = v->g[G_INACTIVE_FILE], rfile = det_nz(v->r[C_REFAULT_FILE]);
 	bool from_refault = false;
 
@@ -109,8 +119,8 @@ static void swap_churn(const struct dview *v, struct det_result *o)
 		return;
 	o->shape = "anon_swap_churn";
 	o->magnitude = sin;
-	det_ev(o, from_refault ? "workingset_refault_anon_per_s" : "pswpin_per_s", sin / v->page_size);
-	det_ev(o, "pswpout_per_s", sout / v->page_size);
+	det_ev(o, from_refault ? "workingset_refault_anon_per_s" : "swapin_per_s", sin / v->page_size);
+	det_ev(o, "swapout_per_s", sout / v->page_size);
 	det_ev(o, "inactive_file_bytes", ifile);
 	det_ev(o, "workingset_refault_file_per_s", rfile / v->page_size);
 	det_ev(o, "swap_current_bytes", v->g[G_SWAP_CURRENT]);

@@ -264,6 +264,34 @@ static void test_no_imbalance_without_swap_or_swappiness(void)
 	detect_mem_free(m);
 }
 
+/* Seed 004's shape host-wide, swapping through zswap only (pswpin/out flat,
+ * zswpin/zswpout busy) while 3 GiB of inactive file is not refaulted. */
+static void test_zswap_churn(void)
+{
+	struct detect_mem *m = detect_mem_new();
+	struct gen g;
+
+	gen_init(&g, "zsw");
+	set_gauge(&g, "nr_inactive_file", 3.0 * 262144);
+	set_rate(&g, "pswpin", 0);
+	set_rate(&g, "pswpout", 0);
+	set_rate(&g, "zswpin", 3000);
+	set_rate(&g, "zswpout", 3500);
+	set_rate(&g, "pgscan_kswapd", 8000);
+	set_rate(&g, "pgscan_anon", 7000);
+	set_rate(&g, "pgscan_file", 1000);
+	set_rate(&g, "workingset_refault_anon", 3000);
+	g.psi_some_rate = 0.1;
+	run(m, &g, 8, 10);
+	const struct alert_rec *a = find(m, "swap_imbalance", NULL);
+	CHECK(a != NULL);
+	if (a) {
+		CHECK_STR(json_string_value(json_object_get(a->evidence, "shape")), "anon_swap_churn");
+		CHECK(json_number_value(json_object_get(a->evidence, "swapin_per_s")) == 3000);
+	}
+	detect_mem_free(m);
+}
+
 /* Seed 002: swapless, MADV_FREE far ahead of pglazyfreed, file refaults. */
 static void test_lazyfree(void)
 {
@@ -557,6 +585,7 @@ int main(void)
 	test_no_imbalance_without_swap_or_swappiness();
 	test_sustain_keeps_open();
 	test_lazyfree();
+	test_zswap_churn();
 	test_writeback();
 	test_cgroup_scope();
 	test_gap();
