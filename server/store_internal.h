@@ -85,6 +85,25 @@ struct store {
 	int gc_leaders, gc_max_leaders;	/* transactions running / allowed */
 };
 
+/* A caller's store_put_samples call waiting for a transaction. */
+struct putreq {
+	const struct sample *s;
+	size_t n;
+	const struct store_tx_hook *hook;
+	size_t nfresh;
+	int rc;
+	char *err;		/* the caller's buffer */
+	size_t errlen;
+	bool done;
+	struct putreq *next;
+};
+
+/* Stores the samples of reqs[0..nreq) in one transaction (store_put.c).
+ * Returns a STORE_E* code with err written; *commit_sent tells whether the
+ * outcome of a failure is uncertain (COMMIT was sent). On success sets
+ * each request's nfresh. */
+int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *commit_sent, char *err, size_t errlen);
+
 /* Runs sql with text parameters; result rows in binary when binary. On
  * success returns STORE_OK and *out (caller PQclears; may be NULL to
  * discard). On failure returns STORE_EUNAVAIL (connection trouble) or

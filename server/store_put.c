@@ -12,10 +12,13 @@
  *   5. insert all rows, update the host rows and refresh cgroup last-seen
  *      times with one statement, run the hook
  *   6. COMMIT; only then publish ids and encoding states to the caches
+ *
+ * Several callers' requests may share one transaction: store_gc.c.
  */
 #include "store_internal.h"
 
 #include "dict.h"
+#include "pgarr.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,63 +70,6 @@ static int oom(struct put *p)
 {
 	snprintf(p->err, p->errlen, "out of memory");
 	return STORE_EINTERNAL;
-}
-
-/* ---- text array literals for unnest($n::type[]) ---- */
-
-/* A comma unless the element is the first after "{". */
-static int arr_sep(struct cbuf *b)
-{
-	if (b->len && b->p[b->len - 1] == '{')
-		return 0;
-	return cbuf_put(b, ",", 1);
-}
-
-static int arr_num(struct cbuf *b, long long v)
-{
-	char num[24];
-	int n = snprintf(num, sizeof(num), "%lld", v);
-	return arr_sep(b) | cbuf_put(b, num, (size_t)n);
-}
-
-static int arr_text(struct cbuf *b, const char *s)
-{
-	if (arr_sep(b) < 0 || cbuf_put(b, "\"", 1) < 0)
-		return -1;
-	for (; *s; s++) {
-		if ((*s == '"' || *s == '\\') && cbuf_put(b, "\\", 1) < 0)
-			return -1;
-		if (cbuf_put(b, s, 1) < 0)
-			return -1;
-	}
-	return cbuf_put(b, "\"", 1);
-}
-
-static int arr_text_or_null(struct cbuf *b, const char *s)
-{
-	if (!s)
-		return arr_sep(b) | cbuf_put(b, "NULL", 4);
-	return arr_text(b, s);
-}
-
-static int arr_bytea(struct cbuf *b, const uint8_t *p, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	if (!p)
-		return arr_sep(b) | cbuf_put(b, "NULL", 4);
-	if (arr_sep(b) < 0 || cbuf_put(b, "\"\\\\x", 4) < 0)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		char h[2] = { hex[p[i] >> 4], hex[p[i] & 15] };
-		if (cbuf_put(b, h, 2) < 0)
-			return -1;
-	}
-	return cbuf_put(b, "\"", 1);
-}
-
-static int arr_end(struct cbuf *b)
-{
-	return cbuf_put(b, "}", 2);	/* with the terminating NUL */
 }
 
 /* ---- 1. hosts ---- */
@@ -201,7 +147,7 @@ static int resolve_hosts(struct put *p)
 
 	cbuf_init(&all);
 	cbuf_init(&missing);
-	if (cbuf_put(&all, "{", 1) < 0 || cbuf_put(&missing, "{", 1) < 0)
+	if (arr_begin(&all) < 0 || arr_begin(&missing) < 0)
 		goto nomem;
 	for (size_t i = 0; i < p->nh; i++)
 		if (arr_text(&all, p->hosts[i].name) < 0)
@@ -260,7 +206,7 @@ static int check_stored(struct put *p)
 
 	cbuf_init(&hids);
 	cbuf_init(&tss);
-	if (cbuf_put(&hids, "{", 1) < 0 || cbuf_put(&tss, "{", 1) < 0)
+	if (arr_begin(&hids) < 0 || arr_begin(&tss) < 0)
 		goto nomem;
 	for (size_t i = 0; i < p->n; i++) {
 		struct item *it = &p->items[i];
@@ -364,7 +310,7 @@ static int resolve_metrics(struct put *p)
 		if (u == 0 || miss[u - 1] != miss[i])
 			miss[u++] = miss[i];
 	n = u;
-	if (cbuf_put(&names, "{", 1) < 0)
+	if (arr_begin(&names) < 0)
 		goto nomem;
 	for (size_t i = 0; i < n; i++) {
 		const char *name = dict_name(miss[i]);
@@ -471,8 +417,8 @@ static int resolve_cgroups(struct put *p)
 		p->cgs[u++] = p->cgs[i];
 	}
 	p->ncgs = u;
-	if (cbuf_put(&hid, "{", 1) < 0 || cbuf_put(&ver, "{", 1) < 0 || cbuf_put(&path, "{", 1) < 0 ||
-	    cbuf_put(&ts, "{", 1) < 0)
+	if (arr_begin(&hid) < 0 || arr_begin(&ver) < 0 || arr_begin(&path) < 0 ||
+	    arr_begin(&ts) < 0)
 		goto nomem;
 	for (size_t i = 0; i < p->ncgs; i++) {
 		struct cgpend *g = &p->cgs[i];
@@ -797,7 +743,7 @@ static int insert_rows(struct put *p)
 	for (int i = 0; i < HU_COLS + 2; i++)
 		cbuf_init(&more[i]);
 	for (int i = 0; i < 6; i++)
-		if (cbuf_put(bufs[i], "{", 1) < 0)
+		if (arr_begin(bufs[i]) < 0)
 			goto nomem;
 	for (size_t hi = 0; hi < p->nh; hi++) {
 		struct hreq *h = &p->hosts[hi];
@@ -852,7 +798,7 @@ static int insert_rows(struct put *p)
 	if (!nrows)
 		goto out;
 	for (int i = 0; i < HU_COLS + 2; i++)
-		if (cbuf_put(&more[i], "{", 1) < 0)
+		if (arr_begin(&more[i]) < 0)
 			goto nomem;
 	if (host_arrays(p, more) < 0 || touch_arrays(p, &more[HU_COLS], &more[HU_COLS + 1]) < 0)
 		goto nomem;
@@ -954,19 +900,6 @@ static int collect_days(struct put *p, int64_t **days, size_t *nd)
 
 /* ---- one transaction over one or more requests ---- */
 
-/* A caller's store_put_samples call waiting for a transaction. */
-struct putreq {
-	const struct sample *s;
-	size_t n;
-	const struct store_tx_hook *hook;
-	size_t nfresh;
-	int rc;
-	char *err;		/* the caller's buffer */
-	size_t errlen;
-	bool done;
-	struct putreq *next;
-};
-
 static bool same_hook(const struct store_tx_hook *a, const struct store_tx_hook *b)
 {
 	return a->fn == b->fn && a->ctx == b->ctx;
@@ -998,11 +931,7 @@ static int run_hooks(struct put *p, struct putreq **reqs, size_t nreq, const str
 	return STORE_OK;
 }
 
-/* Stores the samples of reqs[0..nreq) in one transaction. Returns a
- * STORE_E* code with err written; *commit_sent tells whether the outcome
- * of a failure is uncertain (COMMIT was sent). On success sets each
- * request's nfresh. */
-static int run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *commit_sent, char *err, size_t errlen)
+int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *commit_sent, char *err, size_t errlen)
 {
 	struct put p = { .st = st, .err = err, .errlen = errlen };
 	const struct sample **fresh = NULL;
@@ -1073,87 +1002,4 @@ out:
 	free(fresh);
 	free(days);
 	return rc;
-}
-
-/* run_tx, retried once when the connection turned out broken before
- * COMMIT (a pooled connection whose server restarted fails on first use;
- * nothing was stored, so a second try on a fresh connection is safe). */
-static int run_tx_retry(struct store *st, struct putreq **reqs, size_t nreq, char *err, size_t errlen)
-{
-	bool commit_sent;
-	int rc = run_tx(st, reqs, nreq, &commit_sent, err, errlen);
-	if (rc == STORE_EUNAVAIL && !commit_sent)
-		rc = run_tx(st, reqs, nreq, &commit_sent, err, errlen);
-	return rc;
-}
-
-/* Runs one combined transaction for reqs; when it fails for a reason
- * other than the database being away and holds several requests, each is
- * retried alone so one bad request cannot fail the others. */
-static void run_batch(struct store *st, struct putreq **reqs, size_t nreq)
-{
-	char err[512];
-	int rc = run_tx_retry(st, reqs, nreq, err, sizeof(err));
-
-	if (rc == STORE_EINTERNAL && nreq > 1) {
-		for (size_t r = 0; r < nreq; r++)
-			reqs[r]->rc = run_tx_retry(st, &reqs[r], 1, reqs[r]->err, reqs[r]->errlen);
-		return;
-	}
-	for (size_t r = 0; r < nreq; r++) {
-		reqs[r]->rc = rc;
-		if (rc != STORE_OK && reqs[r]->err && reqs[r]->errlen)
-			snprintf(reqs[r]->err, reqs[r]->errlen, "%s", err);
-	}
-}
-
-/* Group commit: callers queue their request; while fewer transactions
- * than pooled connections are running, a caller takes everything queued
- * (its own request or others') and runs it as one transaction. Alone, a
- * request runs at once; under load, requests that queued while the
- * connections were busy share one transaction and one WAL flush, which
- * is what lets one-sample requests outrun the disk's fsync rate. */
-int store_put_samples(struct store *st, const struct sample *s, size_t n,
-		      const struct store_tx_hook *hook, size_t *nfresh, char *err, size_t errlen)
-{
-	struct putreq me = { .s = s, .n = n, .hook = hook, .err = err, .errlen = errlen };
-	struct putreq *batch[STORE_GC_MAX_REQS];
-
-	*nfresh = 0;
-	if (n == 0)
-		return STORE_OK;
-	pthread_mutex_lock(&st->gc_mu);
-	if (st->gc_tail)
-		st->gc_tail->next = &me;
-	else
-		st->gc_head = &me;
-	st->gc_tail = &me;
-	while (!me.done) {
-		if (!st->gc_head || st->gc_leaders >= st->gc_max_leaders) {
-			pthread_cond_wait(&st->gc_cv, &st->gc_mu);
-			continue;
-		}
-		size_t nb = 0, ns = 0;
-		while (st->gc_head && nb < STORE_GC_MAX_REQS &&
-		       (nb == 0 || ns + st->gc_head->n <= STORE_GC_MAX_SAMPLES)) {
-			struct putreq *r = st->gc_head;
-			st->gc_head = r->next;
-			if (!st->gc_head)
-				st->gc_tail = NULL;
-			r->next = NULL;
-			batch[nb++] = r;
-			ns += r->n;
-		}
-		st->gc_leaders++;
-		pthread_mutex_unlock(&st->gc_mu);
-		run_batch(st, batch, nb);
-		pthread_mutex_lock(&st->gc_mu);
-		st->gc_leaders--;
-		for (size_t i = 0; i < nb; i++)
-			batch[i]->done = true;
-		pthread_cond_broadcast(&st->gc_cv);
-	}
-	pthread_mutex_unlock(&st->gc_mu);
-	*nfresh = me.nfresh;
-	return me.rc;
 }
