@@ -314,6 +314,12 @@ static void finished(struct deliver *d, struct spool *s, CURLcode cc, double now
 	d->inflight = false;
 	s->pinned = false;
 	curl_multi_remove_handle(d->multi, d->easy);
+	if (d->bcap > DELIVER_KEEP_BODY) {
+		/* a catch-up batch: give its memory back rather than keep it dirty */
+		free(d->body);
+		d->body = NULL;
+		d->bcap = d->blen = 0;
+	}
 	if (cc != CURLE_OK) {
 		backoff(d, now);
 		alog_warn("could not deliver %zu samples to %s: %s; retrying in %.1f s (%llu bytes spooled)",

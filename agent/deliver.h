@@ -25,6 +25,7 @@
 
 #define DELIVER_MAX_BATCH_BYTES (1u << 20)	/* uncompressed JSON per request */
 #define DELIVER_GZIP_MIN 4096
+#define DELIVER_KEEP_BODY (64u << 10)	/* bigger request buffers are freed after use */
 
 struct deliver {
 	const struct agent_opts *o;	/* borrowed */

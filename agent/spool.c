@@ -273,6 +273,7 @@ int spool_append_begin(struct spool *s)
 	if (s->nsegs == 0 || s->segs[s->nsegs - 1].size >= s->seg_target || s->cur_fd < 0) {
 		uint64_t seq = s->nsegs ? s->segs[s->nsegs - 1].seq + 1 :
 			(s->head.seq ? s->head.seq + 1 : 1);
+		bool was_empty = spool_empty(s);
 		seg_name(name, seq);
 		int fd = openat(s->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
 		if (fd < 0)
@@ -287,8 +288,9 @@ int spool_append_begin(struct spool *s)
 		if (s->cur_fd >= 0)
 			close(s->cur_fd);
 		s->cur_fd = fd;
-		if (s->nsegs == 1 || spool_empty(s)) {
-			/* nothing pending: the head moves to the new segment */
+		if (was_empty) {
+			/* nothing pending: the head moves to the new segment and the
+			 * consumed ones go */
 			s->head.seq = seq;
 			s->head.off = 0;
 			normalize(s);
