@@ -2,11 +2,12 @@
 # run.sh - `make run`: a PostgreSQL cluster of the project's own (unless
 # VMSCOPE_DB names a database), the server on 127.0.0.1:8080 with a generated
 # ingest token, and an agent on this machine posting to it. Ctrl-C or SIGTERM
-# stops all of it; nothing is left running or listening.
+# stops all of it; nothing is left running or listening. VMSCOPE_VAR moves var/
+# (tests), VMSCOPE_BIN picks the binaries (default bin/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-VAR="$ROOT/var"
+VAR=${VMSCOPE_VAR:-$ROOT/var}
 mkdir -p "$VAR"
 
 LISTEN=${VMSCOPE_LISTEN:-127.0.0.1:8080}
@@ -18,7 +19,10 @@ started_pg=0
 say() { echo "vmscope: $*" >&2; }
 
 cleanup() {
-	trap - INT TERM EXIT
+	# make forwards a SIGTERM it got to us: a second signal during the cleanup
+	# must not cut it short (the database would be left running)
+	trap '' INT TERM
+	trap - EXIT
 	say "stopping"
 	for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
 		kill -TERM "${pids[$i]}" 2>/dev/null || true
@@ -59,7 +63,7 @@ if [ ! -s "$TOKEN_FILE" ]; then
 	say "generated an ingest token in $TOKEN_FILE"
 fi
 
-bin/vmscope-server --listen "$LISTEN" --tokens-file "$TOKEN_FILE" &
+"${VMSCOPE_BIN:-bin}"/vmscope-server --listen "$LISTEN" --tokens-file "$TOKEN_FILE" &
 pids+=($!)
 for _ in $(seq 100); do
 	curl -fsS "http://$LISTEN/healthz" >/dev/null 2>&1 && break
@@ -68,7 +72,7 @@ for _ in $(seq 100); do
 done
 
 mkdir -p "$VAR/spool"
-bin/vmscope-agent --server "http://$LISTEN" --token-file "$TOKEN_FILE" \
+"${VMSCOPE_BIN:-bin}"/vmscope-agent --server "http://$LISTEN" --token-file "$TOKEN_FILE" \
 	--interval "$INTERVAL" --spool "$VAR/spool" &
 pids+=($!)
 
