@@ -4,15 +4,15 @@
 
 #include <stdio.h>
 
-/* store_run_tx, retried once when the connection turned out broken before
- * COMMIT (a pooled connection whose server restarted fails on first use;
- * nothing was stored, so a second try on a fresh connection is safe). */
+/* store_run_tx, retried once when a pooled connection turned out broken
+ * before COMMIT (one whose server restarted fails on first use; nothing
+ * was stored, so a second try on a fresh connection is safe). */
 static int run_tx_retry(struct store *st, struct putreq **reqs, size_t nreq, char *err, size_t errlen)
 {
-	bool commit_sent;
-	int rc = store_run_tx(st, reqs, nreq, &commit_sent, err, errlen);
-	if (rc == STORE_EUNAVAIL && !commit_sent)
-		rc = store_run_tx(st, reqs, nreq, &commit_sent, err, errlen);
+	bool final;
+	int rc = store_run_tx(st, reqs, nreq, &final, err, errlen);
+	if (rc == STORE_EUNAVAIL && !final)
+		rc = store_run_tx(st, reqs, nreq, &final, err, errlen);
 	return rc;
 }
 

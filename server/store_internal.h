@@ -99,10 +99,10 @@ struct putreq {
 };
 
 /* Stores the samples of reqs[0..nreq) in one transaction (store_put.c).
- * Returns a STORE_E* code with err written; *commit_sent tells whether the
- * outcome of a failure is uncertain (COMMIT was sent). On success sets
- * each request's nfresh. */
-int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *commit_sent, char *err, size_t errlen);
+ * Returns a STORE_E* code with err written. *final is set when a failure
+ * must not be retried at once: COMMIT was sent (its outcome is unknown) or
+ * no connection could be made. On success sets each request's nfresh. */
+int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *final, char *err, size_t errlen);
 
 /* Runs sql with text parameters; result rows in binary when binary. On
  * success returns STORE_OK and *out (caller PQclears; may be NULL to

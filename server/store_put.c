@@ -931,7 +931,7 @@ static int run_hooks(struct put *p, struct putreq **reqs, size_t nreq, const str
 	return STORE_OK;
 }
 
-int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *commit_sent, char *err, size_t errlen)
+int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *final, char *err, size_t errlen)
 {
 	struct put p = { .st = st, .err = err, .errlen = errlen };
 	const struct sample **fresh = NULL;
@@ -940,7 +940,7 @@ int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *comm
 	int rc;
 	bool in_tx = false;
 
-	*commit_sent = false;
+	*final = false;
 	for (size_t r = 0; r < nreq; r++)
 		p.n += reqs[r]->n;
 	p.items = calloc(p.n, sizeof(*p.items));
@@ -963,6 +963,7 @@ int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *comm
 	if ((rc = collect_days(&p, &days, &nd)) != STORE_OK)
 		goto out;
 	if (!(p.c = db_pool_get(st->pool, STORE_POOL_WAIT_MS, err, errlen))) {
+		*final = true;	/* no connection could be made: retrying now is pointless */
 		rc = STORE_EUNAVAIL;
 		goto out;
 	}
@@ -976,7 +977,7 @@ int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *comm
 	    (rc = resolve_cgroups(&p)) != STORE_OK || (rc = insert_rows(&p)) != STORE_OK ||
 	    (rc = run_hooks(&p, reqs, nreq, fresh)) != STORE_OK)
 		goto out;
-	*commit_sent = true;
+	*final = true;	/* COMMIT sent: on failure its outcome is unknown */
 	rc = store_q(p.c, "COMMIT", 0, NULL, 0, NULL, "commit", err, errlen);
 	in_tx = false;
 	if (rc == STORE_OK) {

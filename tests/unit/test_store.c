@@ -642,6 +642,46 @@ static void test_concurrent_puts(struct store *st)
 	CHECK_INT(q1("SELECT sum(samples) FROM hosts WHERE name LIKE 'conc-%'"), 6 * 20 * 3);
 }
 
+/* The database goes away while the store is open (connections refused,
+ * pooled ones killed): every call answers STORE_EUNAVAIL; once it is back
+ * the pool reconnects by itself. */
+static void test_outage(struct store *st)
+{
+	struct sample s;
+	size_t fresh = 9;
+	char sql[256], err[256];
+	json_t *o = NULL;
+
+	snprintf(sql, sizeof(sql), "ALTER DATABASE %s ALLOW_CONNECTIONS false", db.name);
+	CHECK_INT(testdb_admin_exec(db.admin, sql), 0);
+	snprintf(sql, sizeof(sql), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '%s'",
+		 db.name);
+	PGconn *c = PQconnectdb(db.admin);
+	PQclear(PQexec(c, sql));
+	PQfinish(c);
+
+	mk(&s, "outage-host", base_ms() + 12000, NULL, "vmstat.nr_dirty", (int64_t)1, NULL);
+	CHECK_INT(store_put_samples(st, &s, 1, NULL, &fresh, err, sizeof(err)), STORE_EUNAVAIL);
+	CHECK_INT(fresh, 0);
+	CHECK(!store_ping(st));
+	CHECK_INT(store_hosts(st, &o, err, sizeof(err)), STORE_EUNAVAIL);
+	CHECK(o == NULL);
+	struct series_query q = { "outage-host", NULL, "vmstat.nr_dirty", 0, 1000, 0 };
+	CHECK_INT(store_series(st, &q, &o, err, sizeof(err)), STORE_EUNAVAIL);
+	CHECK(store_conn_get(st) == NULL);
+
+	snprintf(sql, sizeof(sql), "ALTER DATABASE %s ALLOW_CONNECTIONS true", db.name);
+	CHECK_INT(testdb_admin_exec(db.admin, sql), 0);
+	CHECK(store_ping(st));
+	CHECK_INT(put(st, &s, 1, NULL, &fresh), STORE_OK);
+	CHECK_INT(fresh, 1);
+	sample_release(&s);
+	PGconn *b = store_conn_get(st);
+	CHECK(b != NULL);
+	if (b)
+		store_conn_put(st, b, false);
+}
+
 /* Two servers (stores) alternate on the same hosts, so each must rebuild
  * the other's encoding state from the database; replayed late samples are
  * mixed in. Every value read back must be what was posted. */
@@ -865,6 +905,7 @@ int main(void)
 		test_answers(st);
 		test_concurrent_puts(st);
 		test_reconnect(st);
+		test_outage(st);
 		test_two_servers(st);
 		test_group_commit();
 		test_drop_expired(st);
