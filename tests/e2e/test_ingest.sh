@@ -277,7 +277,7 @@ e2e_server_stop
 # which are checked before the database is needed
 READ_TOKEN=read-token-$RANDOM$RANDOM
 E2E_SERVER_DB="host=127.0.0.1 port=$("$E2E_ROOT/scripts/freeport.sh") dbname=x user=x connect_timeout=2" \
-	E2E_WAIT_HEALTHY=0 e2e_server_start --read-token "$READ_TOKEN" --rate-limit 1
+	E2E_WAIT_HEALTHY=0 E2E_WEB=$WEB e2e_server_start --read-token "$READ_TOKEN" --rate-limit 1
 req GET /healthz
 check_status 503 "healthz with nothing listening (open without the read token)"
 post "$(e2e_sample down-01 "$NOW")"
