@@ -105,13 +105,14 @@ deps:
 	@scripts/deps.sh
 
 run: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@scripts/run.sh
 
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test: deps
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory SANITIZE=address,undefined all
-	@$(MAKE) --no-print-directory fuzz-build
+	@$(MAKE) --no-print-directory -j$(JOBS) all
+	@$(MAKE) --no-print-directory -j$(JOBS) SANITIZE=address,undefined all
+	@$(MAKE) --no-print-directory -j$(JOBS) fuzz-build
 	@scripts/test.sh
 
 BENCH_BINS := $(BIN)/vmscope-loadgen $(BIN)/vmscope-bulkload

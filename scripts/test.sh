@@ -2,9 +2,9 @@
 # test.sh - `make test`: every test against the sanitizer build (ASan+UBSan)
 # and a throwaway PostgreSQL on a free port, stopped at the end.
 #
-# Runs, in order: unit-test binaries (bin/san/tests/test_*), then every
-# executable tests/*.sh and tests/e2e/*.sh (names starting with "_" are
-# helpers, not tests). Each gets in its environment:
+# Runs unit-test binaries (bin/san/tests/test_*) and every executable
+# tests/*.sh and tests/e2e/*.sh (names starting with "_" are helpers, not
+# tests), TEST_JOBS (2) at a time. Each gets in its environment:
 #   BIN=bin/san SERVER AGENT REPLAY   the binaries to test
 #   VMSCOPE_TEST_DB                   conninfo of the throwaway cluster
 #   PG_DIR PG_PORT                    to stop/start it (scripts/pg.sh)
@@ -33,32 +33,50 @@ if ! VMSCOPE_TEST_DB=$(VMSCOPE_PG_FSYNC=off scripts/pg.sh start "$PG_DIR" "$PG_P
 fi
 export VMSCOPE_TEST_DB
 
-passed=0
-failed=0
-failures=()
+# Test programs run TEST_JOBS at a time (default 2): most of their time is
+# spent waiting on servers, databases and sleeps, not on the CPU. Each has
+# its own log; a failure prints its tail.
+TEST_JOBS=${TEST_JOBS:-2}
+RES="$OUT/results"
+mkdir -p "$RES"
 run_one() {
 	local name=$1; shift
-	local log="$OUT/$(echo "$name" | tr '/' '_').log"
-	local t0=$SECONDS
-	if "$@" >"$log" 2>&1; then
-		passed=$((passed + 1))
+	local slug
+	slug=$(echo "$name" | tr '/' '_')
+	local log="$OUT/$slug.log" t0=$SECONDS rc=0
+	"$@" >"$log" 2>&1 || rc=$?
+	echo "$rc $((SECONDS - t0)) $name" >"$RES/$slug"
+	if [ "$rc" = 0 ]; then
 		printf 'ok    %-40s %3ds  %s\n' "$name" $((SECONDS - t0)) "$(grep -E '[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)"
 	else
-		failed=$((failed + 1))
-		failures+=("$name")
-		printf 'FAIL  %-40s %3ds\n' "$name" $((SECONDS - t0))
-		tail -40 "$log" | sed 's/^/      /'
+		printf 'FAIL  %-40s %3ds\n%s\n' "$name" $((SECONDS - t0)) "$(tail -40 "$log" | sed 's/^/      /')"
 	fi
 }
+throttle() {
+	while [ "$(jobs -rp | wc -l)" -ge "$TEST_JOBS" ]; do wait -n || true; done
+}
 
+t_all=$SECONDS
 for t in "$BIN"/tests/test_*; do
-	[ -x "$t" ] && run_one "unit/$(basename "$t")" "$t"
+	[ -x "$t" ] || continue
+	throttle
+	run_one "unit/$(basename "$t")" "$t" &
 done
 for t in tests/*.sh tests/e2e/*.sh; do
 	[ -x "$t" ] || continue
-	case "$(basename "$t")" in _*) ;; *) run_one "$t" "$t" ;; esac
+	case "$(basename "$t")" in _*) continue ;; esac
+	throttle
+	run_one "$t" "$t" &
 done
+wait
 
+passed=0
+failed=0
+failures=()
+for r in "$RES"/*; do
+	read -r rc _ name <"$r"
+	if [ "$rc" = 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
+done
 echo
-echo "test programs: $passed passed, $failed failed"
+echo "test programs: $passed passed, $failed failed in $((SECONDS - t_all)) s"
 [ "$failed" -eq 0 ] || { echo "failed: ${failures[*]}"; exit 1; }
