@@ -450,8 +450,13 @@ static void visit_cgroup(void *ctx, const struct cg_hier *h, int dfd, const char
 	/* the two maps last, one per buffer, so they can be streamed */
 	d.stat_ok = pf_read(&c->rb, dfd, "memory.stat") == 0;
 	d.events_ok = h->version == 2 && pf_read(&c->rb2, dfd, "memory.events") == 0;
-	if (!d.any && !d.stat_ok && !d.events_ok)
-		return;	/* vanished, or nothing of memory there */
+	/* Nothing readable: report the directory anyway while it exists (a
+	 * hybrid machine's v2 twin with pressure files off still gives its
+	 * entry, CONTRACT.md §1), skip it when it vanished mid-walk. Every
+	 * cgroup directory, v1 or v2, has cgroup.procs. */
+	if (!d.any && !d.stat_ok && !d.events_ok &&
+	    faccessat(dfd, "cgroup.procs", F_OK, 0) < 0)
+		return;
 
 	struct jw *w = c->w;
 	if (c->ncg == 0) {
