@@ -115,6 +115,15 @@ test: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) fuzz-build
 	@scripts/test.sh
 
+# Soak: the PostgreSQL-restart test with 200 simulated agents for 2 minutes
+# instead of make test's 20 s (it runs a cluster of its own).
+.PHONY: soak
+soak: deps
+	@$(MAKE) --no-print-directory SANITIZE=address,undefined all
+	@FLEET_SECONDS=$${FLEET_SECONDS:-120} VMSCOPE_TEST_DB=$${VMSCOPE_TEST_DB:-own-cluster} \
+		SERVER=$(CURDIR)/bin/san/vmscope-server AGENT=$(CURDIR)/bin/san/vmscope-agent \
+		tests/e2e/test_pg_restart.sh
+
 BENCH_BINS := $(BIN)/vmscope-loadgen $(BIN)/vmscope-bulkload
 bench-build: $(BENCH_BINS)
 bench: deps
