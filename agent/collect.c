@@ -131,7 +131,9 @@ static bool keyset_seen(struct collector *c, const char *k, size_t n)
 
 /* Writes `"name":{...}` from the "key value" (or meminfo) lines in rb, or
  * nothing at all when no line yields a value. */
-static void emit_kv_map(struct collector *c, const char *name, const char *where,
+/* Returns whether the map was written (it is left out when no line was
+ * usable). */
+static bool emit_kv_map(struct collector *c, const char *name, const char *where,
 			const struct rbuf *rb, bool colon)
 {
 	struct pf_iter it;
@@ -165,6 +167,7 @@ static void emit_kv_map(struct collector *c, const char *name, const char *where
 	}
 	if (open)
 		jw_obj_end(c->w);
+	return open;
 }
 
 static void emit_psi_line(struct jw *w, const char *kind, const struct psi_line *l)
@@ -381,6 +384,8 @@ static void read_cg_v2(struct collector *c, int dfd, const char *where, struct c
 
 	d->psi_ok = read_psi(c, dfd, "memory.pressure", where, &d->psi);
 	d->cur = read_scalar(c, dfd, "memory.current", where, false, &d->cur_v, &err);
+	if (d->cur == SC_MAX)
+		d->cur = SC_ABSENT;	/* usage is never "max": garbage (fuzzing found it) */
 	d->max = read_scalar(c, dfd, "memory.max", where, false, &d->max_v, &err);
 	d->swap = read_scalar(c, dfd, "memory.swap.current", where, false, &d->swap_v, &err);
 	if (d->swap == SC_MAX)
@@ -402,6 +407,8 @@ static void read_cg_v1(struct collector *c, int dfd, const char *where, struct c
 	int64_t v, memsw;
 
 	d->cur = read_scalar(c, dfd, "memory.usage_in_bytes", where, false, &d->cur_v, &err);
+	if (d->cur == SC_MAX)
+		d->cur = SC_ABSENT;	/* as in v2: usage is never "max" */
 	d->max = read_scalar(c, dfd, "memory.limit_in_bytes", where, false, &d->max_v, &err);
 	if (d->max == SC_ABSENT && err == -ERANGE)
 		d->max = SC_MAX;	/* a limit above 2^63-1 is no limit */
@@ -518,7 +525,13 @@ int collector_sample(struct collector *c, struct jw *w)
 	jw_str(w, o->host, strlen(o->host));
 	emit_ts(w, &ts);
 	emit_seconds(w, "interval_s", o->interval_s);
-	emit_kv_map(c, "vmstat", "vmstat", &c->rb, false);
+	if (!emit_kv_map(c, "vmstat", "vmstat", &c->rb, false)) {
+		/* vmstat is required even when no line of it was usable
+		 * (fuzzing found it): an empty map keeps the sample valid */
+		jw_keyz(w, "vmstat");
+		jw_obj_begin(w);
+		jw_obj_end(w);
+	}
 	emit_string_file(c, "boot_id", "proc/sys/kernel/random/boot_id");
 	emit_string_file(c, "kernel", "proc/sys/kernel/osrelease");
 	jw_keyz(w, "page_size");

@@ -14,6 +14,7 @@
  *    must never send a sample the server refuses. A refusal is a crash.
  * The tree lives in a private temporary directory made once per process.
  */
+#include "alog.h"
 #include "collect.h"
 #include "jsonw.h"
 #include "options.h"
@@ -151,6 +152,7 @@ static void setup(void)
 		fprintf(stderr, "fuzz_agent_parse: collector_init failed\n");
 		abort();
 	}
+	alog_set_level(ALOG_ERROR);	/* the warnings about garbage would drown the log */
 	atexit(cleanup);
 }
 
