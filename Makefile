@@ -12,7 +12,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 STD     := -std=c11 -D_GNU_SOURCE
 OPT     ?= -O2 -g
 DEPFLAGS = -MMD -MP
-PKGS    := libmicrohttpd jansson libpq libcurl zlib
+PKGS    := libmicrohttpd jansson libpq libcurl zlib nettle
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 

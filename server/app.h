@@ -20,12 +20,14 @@
 
 struct detect_engine;
 struct ratelimit;
+struct tokens;
 
 struct app {
 	const struct server_config *cfg;
 	_Atomic(struct store *) store;
 	struct detect_engine *engine;
 	struct ratelimit *rl;
+	struct tokens *tokens;	/* hashed ingest tokens (tokens.h) */
 };
 
 /* The open store, or NULL while the database has never been reached. */

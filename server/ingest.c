@@ -8,6 +8,7 @@
 #include "respond.h"
 #include "store.h"
 #include "timeparse.h"
+#include "tokens.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -235,12 +236,12 @@ enum MHD_Result ingest_begin(struct request *rq)
 		size_t len = 0;
 		const char *tok = auth_bearer(
 			MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Authorization"), &len);
-		int idx = tok ? auth_find(tok, len, cfg->tokens, cfg->ntokens) : -1;
+		int idx = tok ? tokens_check(app->tokens, tok, len, time_now_ms()) : -1;
 		if (idx < 0) {
 			rq->www_authenticate = true;
 			return refuse(rq, 401, tok ? "wrong ingest token" : "missing ingest token",
 				      "send Authorization: Bearer TOKEN with a token the server was "
-				      "given (--token or --tokens-file)");
+				      "given (--token, --tokens-file or `vmscope-server token add`)");
 		}
 		key = (size_t)idx;
 	}

@@ -10,6 +10,7 @@
 #include "metrics.h"
 #include "ratelimit.h"
 #include "store.h"
+#include "tokens.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -30,6 +31,8 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	int sig = 0, rc = 1;
 
+	if (argc > 1 && strcmp(argv[1], "token") == 0)
+		return tokens_cli(argc - 1, argv + 1);
 	if (config_parse(&cfg, argc, argv, err, sizeof(err)) < 0) {
 		fprintf(stderr, "vmscope-server: %s\n(see vmscope-server --help)\n", err);
 		return 2;
@@ -71,8 +74,12 @@ int main(int argc, char **argv)
 	app.cfg = &cfg;
 	atomic_init(&app.store, NULL);
 	app.engine = detect_engine_new();
-	app.rl = ratelimit_new(cfg.rate_limit, cfg.ntokens ? cfg.ntokens : 1);
-	if (!app.engine || !app.rl) {
+	app.rl = ratelimit_new(cfg.rate_limit, tokens_nkeys());
+	/* the ingest tokens are kept hashed; the plaintext is wiped */
+	app.tokens = tokens_new(cfg.tokens, cfg.ntokens, cfg.db);
+	for (size_t i = 0; i < cfg.ntokens; i++)
+		explicit_bzero(cfg.tokens[i], strlen(cfg.tokens[i]));
+	if (!app.engine || !app.rl || !app.tokens) {
 		fprintf(stderr, "vmscope-server: out of memory\n");
 		goto out;
 	}
@@ -99,6 +106,7 @@ out:
 	store_close(atomic_load(&app.store));
 	detect_engine_free(app.engine);
 	ratelimit_free(app.rl);
+	tokens_free(app.tokens);
 	config_release(&cfg);
 	if (rc == 0)
 		log_info("stopped");
