@@ -70,6 +70,15 @@ for _ in $(seq 40); do
 done
 check_eq "$got503" 1 "ingest answers 503 with Retry-After while PostgreSQL is down"
 check_eq "$gothz" 1 "/healthz answers 503 while PostgreSQL is down"
+# every read endpoint on its database-error path (the leak check at exit covers these)
+for p in /api/v1/hosts "/api/v1/hosts/h-1-$$" "/api/v1/hosts/h-1-$$/cgroups" "/api/v1/hosts/h-1-$$/metrics" \
+	"/api/v1/hosts/h-1-$$/series?metric=vmstat.pgpgin" /api/v1/fleet /api/v1/alerts; do
+	req GET "$p" -H "Authorization: Bearer $E2E_TOKEN"
+	check_status 503 "GET $p while PostgreSQL is down"
+	check_json_error "GET $p 503"
+done
+req GET /metrics -H "Authorization: Bearer $E2E_TOKEN"
+check_status 200 "/metrics answers without the database"
 VMSCOPE_PG_FSYNC=off "$E2E_ROOT/scripts/pg.sh" start "$PGD" "$PGPORT" >/dev/null 2>&1
 healthy=0
 for _ in $(seq 120); do
