@@ -160,7 +160,7 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 		double mono = clock_s(CLOCK_MONOTONIC);
 		deliver_step(&d, &sp, mono);
 		if (o->once && !d.inflight && (spool_empty(&sp) || d.failing || mono > once_deadline)) {
-			rc = spool_empty(&sp) ? 0 : 1;
+			rc = spool_empty(&sp) && taken > 0 ? 0 : 1;
 			break;
 		}
 		double wait = o->once ? 0.25 : next - clock_s(CLOCK_REALTIME);
