@@ -6,6 +6,7 @@
  * once with no data (the ingest is processed then). on_completed runs when
  * the request is done, answered or not, and frees it. */
 #include "http.h"
+#include "api_export.h"
 #include "api_fleet.h"
 #include "api_read.h"
 #include "auth.h"
@@ -75,7 +76,7 @@ static enum MHD_Result dispatch(struct request *rq)
 		return respond_error(rq, 405, "method not allowed", NULL, NULL);
 	}
 	if (id == ROUTE_HOST || id == ROUTE_HOST_CGROUPS || id == ROUTE_HOST_METRICS ||
-	    id == ROUTE_HOST_SERIES) {
+	    id == ROUTE_HOST_SERIES || id == ROUTE_HOST_SAMPLES) {
 		if (rq->route.bad_host)
 			return respond_error(rq, 404, "no such host", NULL,
 					     "host names are 1 to 253 characters of A-Za-z0-9._-");
@@ -97,6 +98,7 @@ static enum MHD_Result dispatch(struct request *rq)
 	case ROUTE_HOST_CGROUPS: return api_cgroups(rq);
 	case ROUTE_HOST_METRICS: return api_host_metrics(rq);
 	case ROUTE_HOST_SERIES: return api_series(rq);
+	case ROUTE_HOST_SAMPLES: return api_export(rq);
 	case ROUTE_ALERTS: return api_alerts(rq);
 	case ROUTE_FLEET: return api_fleet(rq);
 	default:

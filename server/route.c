@@ -51,6 +51,8 @@ void route_match(const char *path, struct route *r)
 			r->id = ROUTE_HOST_METRICS;
 		else if (seg_eq(slash, (size_t)(end - slash), "/series"))
 			r->id = ROUTE_HOST_SERIES;
+		else if (seg_eq(slash, (size_t)(end - slash), "/samples"))
+			r->id = ROUTE_HOST_SAMPLES;
 		else
 			return;	/* ROUTE_NOT_FOUND */
 		if (hlen == 0 || hlen > HOST_NAME_MAXLEN || !name_host_valid(h, hlen)) {

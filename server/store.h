@@ -124,6 +124,21 @@ struct alert_query {
 int store_alerts(struct store *st, const struct alert_query *q, json_t **out,
 		 char *err, size_t errlen);
 
+/* Export (server/store_export.c): a host's stored samples with
+ * since_ms <= ts <= until_ms, in ts order, decoded back whole (every field
+ * as posted, unknown counters and nulls included; see the file for where
+ * boot_id, kernel, agent_version and labels come from). Open returns the
+ * cursor in *out (STORE_ENOTFOUND for a host that never posted). next
+ * fills s (initialised by the caller; released and refilled) and returns
+ * 1, 0 at the end, or a STORE_E* code with err written. The cursor holds
+ * no connection between calls (one is borrowed per page of rows), so it
+ * may live as long as a slow download. close frees it; NULL is a no-op. */
+struct store_export;
+int store_export_open(struct store *st, const char *host, int64_t since_ms, int64_t until_ms,
+		      struct store_export **out, char *err, size_t errlen);
+int store_export_next(struct store_export *x, struct sample *s, char *err, size_t errlen);
+void store_export_close(struct store_export *x);
+
 /* Borrow a pooled connection for work outside these calls (the detector
  * engine loads its state at start). Returns NULL when the database is
  * unreachable. Give it back with store_conn_put; pass broken=true when a
