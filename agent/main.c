@@ -22,6 +22,8 @@
 /* The one output buffer: samples stream through it to the spool or stdout. */
 static char outbuf[64 * 1024];
 static volatile sig_atomic_t stop_signal;
+/* -errno of the last failed sample write (ENOSPC makes room in the spool) */
+static int last_write_err;
 
 static void on_signal(int sig)
 {
@@ -52,29 +54,48 @@ static int sample_to_fd(struct collector *col, int fd)
 		return -1;
 	jw_raw(&w, "\n", 1);
 	if (jw_flush(&w) < 0) {
-		alog_error("could not write a sample: %s", strerror(-w.err));
+		last_write_err = w.err;
+		if (w.err != -ENOSPC)
+			alog_error("could not write a sample: %s", strerror(-w.err));
 		return -2;
 	}
 	return 0;
 }
 
-/* Takes one sample into the spool. Returns 0 or -1 (logged). */
+/* Takes one sample into the spool. Returns 0 or -1 (logged). When the
+ * filesystem is full (ENOSPC) the oldest segments go, as with
+ * --spool-max-bytes, so the newest samples are kept and the drop counted. */
 static int sample_to_spool(struct collector *col, struct spool *sp)
 {
-	int fd = spool_append_begin(sp);
-	long dropped;
+	long dropped = 0;
 
-	if (fd < 0) {
-		alog_error("could not append to the spool in %s: %s", sp->dir, strerror(errno));
-		return -1;
+	for (;;) {
+		int fd = spool_append_begin(sp);
+		int rc = fd < 0 ? -2 : sample_to_fd(col, fd);
+
+		if (fd < 0 && errno != ENOSPC)
+			alog_error("could not append to the spool in %s: %s", sp->dir, strerror(errno));
+		if (rc == 0) {
+			long d = spool_append_commit(sp);
+			if (d < 0)
+				return -1;
+			dropped += d;
+			break;
+		}
+		int enospc = fd < 0 ? errno == ENOSPC : last_write_err == -ENOSPC;
+		if (fd >= 0)
+			spool_append_abort(sp);
+		if (rc == -1 || !enospc)
+			return -1;
+		long d = spool_drop_oldest(sp);
+		if (d < 0) {
+			alog_error("spool %s: the filesystem is full and nothing older can be dropped",
+				   sp->dir);
+			return -1;
+		}
+		alog_warn("spool %s: filesystem full, dropped the %ld oldest samples (%llu dropped in all)",
+			  sp->dir, d, (unsigned long long)sp->dropped);
 	}
-	if (sample_to_fd(col, fd) < 0) {
-		spool_append_abort(sp);
-		return -1;
-	}
-	dropped = spool_append_commit(sp);
-	if (dropped < 0)
-		return -1;
 	if (dropped > 0)
 		alog_warn("spool full (--spool-max-bytes %llu): dropped the %ld oldest samples "
 			  "(%llu dropped in all)", (unsigned long long)sp->max_bytes, dropped,

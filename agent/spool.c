@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define SEG_PREFIX "seg-"
@@ -195,6 +196,15 @@ int spool_open(struct spool *s, const char *dir, uint64_t max_bytes, char *err, 
 		snprintf(err, errlen, "could not open spool directory %s: %s", dir, strerror(errno));
 		goto fail;
 	}
+	/* On a filesystem smaller than --spool-max-bytes the disk fills first:
+	 * segments of an eighth of its size let spool_drop_oldest free room
+	 * an eighth at a time instead of the whole backlog. */
+	struct statvfs vfs;
+	if (fstatvfs(s->dirfd, &vfs) == 0) {
+		uint64_t fs = (uint64_t)vfs.f_blocks * vfs.f_frsize;
+		if (fs > 0 && fs / 8 < s->seg_target)
+			s->seg_target = fs / 8 > 1024 ? fs / 8 : 1024;
+	}
 	s->lockfd = openat(s->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (s->lockfd < 0 || flock(s->lockfd, LOCK_EX | LOCK_NB) < 0) {
 		snprintf(err, errlen, "could not lock spool %s: %s", dir,
@@ -355,6 +365,25 @@ long spool_append_commit(struct spool *s)
 		s->dropped += (uint64_t)dropped;
 		persist_head(s);
 	}
+	return dropped;
+}
+
+long spool_drop_oldest(struct spool *s)
+{
+	long dropped = 0;
+
+	if (s->nsegs < 2 || (s->pinned && s->segs[0].seq <= s->pin.seq))
+		return -1;
+	uint64_t from = s->segs[0].seq == s->head.seq ? s->head.off : 0;
+	if (s->segs[0].seq >= s->head.seq)
+		dropped = (long)count_records(s, 0, from);
+	drop_first_seg(s);
+	if (s->head.seq < s->segs[0].seq) {
+		s->head.seq = s->segs[0].seq;
+		s->head.off = 0;
+	}
+	s->dropped += (uint64_t)dropped;
+	persist_head(s);
 	return dropped;
 }
 

@@ -67,6 +67,11 @@ int spool_append_begin(struct spool *s);
  * cut off again). */
 long spool_append_commit(struct spool *s);
 
+/* Deletes the oldest segment that is not in flight (the filesystem is
+ * full: ENOSPC), counting its unsent records as dropped. Returns the number
+ * dropped (>= 0), or -1 when nothing can be deleted. */
+long spool_drop_oldest(struct spool *s);
+
 /* Cuts off a partly written record (a write failed). */
 void spool_append_abort(struct spool *s);
 
