@@ -1,4 +1,6 @@
-/* api_fleet.c - GET /api/v1/fleet (see api_fleet.h). */
+/* api_fleet.c - GET /api/v1/fleet (see api_fleet.h): hosts, open alerts
+ * and every host's sparklines from the 5-minute rollups: three queries
+ * whatever the fleet size (store_fleet_sparks). */
 #include "api_fleet.h"
 #include "api_read.h"
 #include "params.h"
@@ -7,60 +9,9 @@
 #include "timeparse.h"
 
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define FLEET_WORKERS 4	/* threads (so database connections) one fleet answer uses */
-
-struct fleet_ctx {
-	struct store *st;
-	const char *host;
-	int64_t since_ms, until_ms;
-	int points;
-};
-
-/* The points of one series (a new reference; an empty array when the
- * metric is unknown), or NULL with rc set on a store error. */
-static json_t *series_points(const struct fleet_ctx *fc, const char *metric, int *rc)
-{
-	struct series_query q = { .host = fc->host, .cgroup = NULL, .metric = metric,
-				  .since_ms = fc->since_ms, .until_ms = fc->until_ms,
-				  .points = fc->points };
-	json_t *out = NULL;
-	char err[256];
-
-	*rc = store_series(fc->st, &q, &out, err, sizeof(err));
-	if (*rc == STORE_ENOTFOUND) {
-		*rc = STORE_OK;
-		return json_array();
-	}
-	if (*rc != STORE_OK)
-		return NULL;
-	json_t *pts = json_object_get(out, "points");
-	pts = json_is_array(pts) ? json_incref(pts) : json_array();
-	json_decref(out);
-	return pts;
-}
-
-/* [[ts, avg, min, max], ...] (or raw [[ts, v]]) to [[ts, avg], ...]. */
-static json_t *ts_avg(const json_t *pts)
-{
-	json_t *out = json_array();
-	size_t i;
-	const json_t *p;
-
-	if (!out)
-		return NULL;
-	json_array_foreach((json_t *)pts, i, p) {
-		json_t *pair = json_pack("[OO]", json_array_get(p, 0), json_array_get(p, 1));
-		if (pair)
-			json_array_append_new(out, pair);
-	}
-	return out;
-}
 
 /* Bucket values by ts: sums[bucket] += v over a series; `seen` counts
  * non-null contributions. Keys are the ts printed to the millisecond. */
@@ -139,59 +90,6 @@ json_t *fleet_efficiency(const json_t *steal_k, const json_t *steal_d, const jso
 	return out;
 }
 
-/* spark[name] = [[ts, avg], ...] of metric; 0 or a STORE_E* code. */
-static int add_spark(json_t *spark, const struct fleet_ctx *fc, const char *name,
-		     const char *metric, const char *fallback)
-{
-	int rc;
-	json_t *pts = series_points(fc, metric, &rc);
-
-	if (!pts)
-		return rc;
-	if (json_array_size(pts) == 0 && fallback) {
-		json_decref(pts);
-		pts = series_points(fc, fallback, &rc);
-		if (!pts)
-			return rc;
-	}
-	json_object_set_new(spark, name, ts_avg(pts));
-	json_decref(pts);
-	return STORE_OK;
-}
-
-static int host_spark(const struct fleet_ctx *fc, json_t **out)
-{
-	static const char *const eff_metrics[] = { "vmstat.pgsteal_kswapd", "vmstat.pgsteal_direct",
-						   "vmstat.pgscan_kswapd", "vmstat.pgscan_direct" };
-	json_t *spark = json_object();
-	json_t *eff[4] = { NULL, NULL, NULL, NULL };
-	int rc;
-
-	if (!spark)
-		return STORE_EINTERNAL;
-	rc = add_spark(spark, fc, "psi_memory_some", "psi.memory.some.avg10", NULL);
-	if (rc == STORE_OK)
-		rc = add_spark(spark, fc, "refault_file", "vmstat.workingset_refault_file",
-			       "vmstat.workingset_refault");
-	for (size_t i = 0; rc == STORE_OK && i < 4; i++)
-		eff[i] = series_points(fc, eff_metrics[i], &rc);
-	if (rc == STORE_OK)
-		json_object_set_new(spark, "reclaim_efficiency",
-				    fleet_efficiency(eff[0], eff[1], eff[2], eff[3]));
-	for (size_t i = 0; i < 4; i++)
-		json_decref(eff[i]);
-	if (rc == STORE_OK)
-		rc = add_spark(spark, fc, "swap_in", "vmstat.pswpin", NULL);
-	if (rc == STORE_OK)
-		rc = add_spark(spark, fc, "swap_out", "vmstat.pswpout", NULL);
-	if (rc != STORE_OK) {
-		json_decref(spark);
-		return rc;
-	}
-	*out = spark;
-	return STORE_OK;
-}
-
 /* One host's fleet entry from its store_hosts object and the open alerts. */
 static json_t *host_entry(const json_t *h, const json_t *alerts, int64_t now_ms)
 {
@@ -232,51 +130,27 @@ static json_t *host_entry(const json_t *h, const json_t *alerts, int64_t now_ms)
 			 "open_alerts", open);
 }
 
-/* One host's sparklines, computed by whichever worker takes it. */
-struct spark_job {
-	struct fleet_ctx fc;
-	json_t *spark;		/* new reference, or NULL */
-	int rc;
-};
-
-struct spark_jobs {
-	struct spark_job *job;
-	size_t n;
-	atomic_size_t next;
-};
-
-/* Takes jobs until none are left. Workers only create objects of their
- * own; the shared host list is read by the request's thread alone. */
-static void *spark_worker(void *arg)
+/* Empty sparklines for a host without rollups in the window. */
+static json_t *empty_spark(void)
 {
-	struct spark_jobs *jobs = arg;
-
-	for (;;) {
-		size_t i = atomic_fetch_add(&jobs->next, 1);
-		if (i >= jobs->n)
-			break;
-		if (jobs->job[i].fc.host)
-			jobs->job[i].rc = host_spark(&jobs->job[i].fc, &jobs->job[i].spark);
-	}
-	return NULL;
+	return json_pack("{s:[],s:[],s:[],s:[],s:[]}", "psi_memory_some", "refault_file",
+			 "reclaim_efficiency", "swap_in", "swap_out");
 }
 
-/* Runs the jobs on up to FLEET_WORKERS threads (the caller's included):
- * each host costs several series queries, and they wait mostly on the
- * database, so a few connections at once cut the answer time. */
-static void run_spark_jobs(struct spark_jobs *jobs)
+/* The sparklines' buckets: 5-minute rollups, so the step is a multiple of
+ * 5 minutes (at least window / points) and since is aligned to 5 minutes;
+ * at most `points` buckets cover [now - window, now]. */
+static void fleet_range(int64_t now, int window_s, int points, int64_t *since, int64_t *step)
 {
-	pthread_t tid[FLEET_WORKERS];
-	size_t started = 0;
+	const int64_t r = 300000;
+	int64_t from = now - (int64_t)window_s * 1000;
+	int64_t st = ((int64_t)window_s * 1000 + points - 1) / points;
 
-	for (size_t i = 0; i + 1 < FLEET_WORKERS && i + 1 < jobs->n; i++) {
-		if (pthread_create(&tid[started], NULL, spark_worker, jobs) != 0)
-			break;	/* fewer helpers: the caller does the rest */
-		started++;
-	}
-	spark_worker(jobs);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
+	st = (st + r - 1) / r * r;
+	*since = from / r * r;
+	while ((now - *since) / st + 1 > points)
+		st += r;
+	*step = st;
 }
 
 enum MHD_Result api_fleet(struct request *rq)
@@ -284,10 +158,9 @@ enum MHD_Result api_fleet(struct request *rq)
 	struct store *st = app_store(rq->app);
 	struct param_src src = api_params(rq);
 	int window_s, points, rc;
-	json_t *hosts = NULL, *alerts = NULL, *list, *out, *hl;
+	json_t *hosts = NULL, *alerts = NULL, *sparks = NULL, *list, *out, *hl;
 	char err[256] = "", now_s[40];
-	int64_t now = time_now_ms();
-	struct spark_jobs jobs;
+	int64_t now = time_now_ms(), since, step;
 	size_t i;
 	const json_t *h;
 
@@ -301,53 +174,31 @@ enum MHD_Result api_fleet(struct request *rq)
 	struct alert_query aq = { .state = "open", .since_ms = INT64_MIN, .until_ms = INT64_MAX,
 				  .limit = 10000 };
 	rc = store_alerts(st, &aq, &alerts, err, sizeof(err));
+	if (rc == STORE_OK) {
+		fleet_range(now, window_s, points, &since, &step);
+		rc = store_fleet_sparks(st, since, now, step, &sparks, err, sizeof(err));
+	}
 	if (rc != STORE_OK) {
 		json_decref(hosts);
+		json_decref(alerts);
 		return respond_store_error(rq, rc, err);
 	}
 	hl = json_object_get(hosts, "hosts");
-	memset(&jobs, 0, sizeof(jobs));
-	jobs.n = json_array_size(hl);
-	atomic_init(&jobs.next, 0);
-	jobs.job = calloc(jobs.n ? jobs.n : 1, sizeof(*jobs.job));
-	if (!jobs.job) {
-		json_decref(hosts);
-		json_decref(alerts);
-		return respond_error(rq, 500, "out of memory", NULL, NULL);
-	}
-	json_array_foreach(hl, i, h) {
-		struct fleet_ctx fc = { st, json_string_value(json_object_get(h, "host")),
-					now - (int64_t)window_s * 1000, now, points };
-		jobs.job[i].fc = fc;
-		jobs.job[i].rc = STORE_OK;
-	}
-	run_spark_jobs(&jobs);
-
 	list = json_array();
-	rc = STORE_OK;
 	json_array_foreach(hl, i, h) {
-		struct spark_job *job = &jobs.job[i];
-		if (job->rc != STORE_OK) {
-			rc = job->rc;
-			break;
-		}
-		json_t *entry = job->fc.host ? host_entry(h, json_object_get(alerts, "alerts"), now) : NULL;
-		if (!entry || !job->spark)
+		const char *name = json_string_value(json_object_get(h, "host"));
+		json_t *entry = name ? host_entry(h, json_object_get(alerts, "alerts"), now) : NULL;
+		if (!entry)
 			continue;
-		json_object_set(entry, "spark", job->spark);
+		json_t *sp = json_object_get(sparks, name);
+		json_object_set_new(entry, "spark", sp ? json_incref(sp) : empty_spark());
 		json_array_append_new(list, entry);
 	}
-	for (i = 0; i < jobs.n; i++)
-		json_decref(jobs.job[i].spark);
-	free(jobs.job);
 	json_decref(hosts);
 	json_decref(alerts);
-	if (rc != STORE_OK) {
-		json_decref(list);
-		return respond_store_error(rq, rc, "could not read a host's series");
-	}
-	out = json_pack("{s:s,s:f,s:i,s:i,s:o}", "now", time_format(now, now_s, sizeof(now_s)),
+	json_decref(sparks);
+	out = json_pack("{s:s,s:f,s:i,s:i,s:f,s:o}", "now", time_format(now, now_s, sizeof(now_s)),
 			"now_ts", (double)now / 1000.0, "window", window_s, "points", points,
-			"hosts", list);
+			"step_s", (double)step / 1000.0, "hosts", list);
 	return respond_json(rq, 200, out);
 }

@@ -1,6 +1,7 @@
 /* api_fleet.h - GET /api/v1/fleet (docs/api.md "Fleet"): one call for the
  * dashboard's fleet view, composed from store_hosts, the open alerts
- * (store_alerts) and a few downsampled series per host (store_series). */
+ * (store_alerts) and every host's sparklines from the 5-minute rollups
+ * (store_fleet_sparks), one query each. */
 #ifndef VMSCOPE_API_FLEET_H
 #define VMSCOPE_API_FLEET_H
 

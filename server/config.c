@@ -20,7 +20,7 @@
 
 enum {
 	OPT_LISTEN = 256, OPT_DB, OPT_TOKEN, OPT_TOKENS_FILE, OPT_INSECURE, OPT_WEB,
-	OPT_READ_TOKEN, OPT_SCHEMA, OPT_RETENTION, OPT_MAX_BODY, OPT_THREADS,
+	OPT_READ_TOKEN, OPT_SCHEMA, OPT_RETENTION, OPT_ROLLUP_RETENTION, OPT_MAX_BODY, OPT_THREADS,
 	OPT_MAX_CONN, OPT_TIMEOUT, OPT_POOL, OPT_RATE, OPT_LOG_LEVEL, OPT_HELP, OPT_VERSION,
 };
 
@@ -41,6 +41,7 @@ static const struct opt_def opts[] = {
 	{ "read-token", 1, OPT_READ_TOKEN, "VMSCOPE_READ_TOKEN" },
 	{ "schema", 1, OPT_SCHEMA, "VMSCOPE_SCHEMA" },
 	{ "retention-days", 1, OPT_RETENTION, "VMSCOPE_RETENTION_DAYS" },
+	{ "rollup-retention-days", 1, OPT_ROLLUP_RETENTION, "VMSCOPE_ROLLUP_RETENTION_DAYS" },
 	{ "max-body", 1, OPT_MAX_BODY, "VMSCOPE_MAX_BODY" },
 	{ "threads", 1, OPT_THREADS, "VMSCOPE_THREADS" },
 	{ "max-connections", 1, OPT_MAX_CONN, "VMSCOPE_MAX_CONNECTIONS" },
@@ -66,6 +67,7 @@ void config_usage(FILE *out)
 	      "  --web DIR               dashboard files (default " VMSCOPE_WEB_DIR ")\n"
 	      "  --schema DIR            SQL migrations (default " VMSCOPE_SCHEMA_DIR ")\n"
 	      "  --retention-days N      raw samples kept (default 30)\n"
+	      "  --rollup-retention-days N  5-minute rollups kept (default 400)\n"
 	      "  --max-body BYTES        request body limit, compressed and inflated (default 8388608)\n"
 	      "  --threads N             HTTP worker threads (default 32)\n"
 	      "  --max-connections N     concurrent connections (default 1024)\n"
@@ -233,6 +235,11 @@ static int apply(struct server_config *c, const struct opt_def *o, const char *v
 			return -1;
 		c->retention_days = (int)x;
 		return 0;
+	case OPT_ROLLUP_RETENTION:
+		if (parse_long(o->name, v, 1, 36500, &x, err, errlen) < 0)
+			return -1;
+		c->rollup_retention_days = (int)x;
+		return 0;
 	case OPT_MAX_BODY:
 		if (parse_long(o->name, v, 1024, 1L << 30, &x, err, errlen) < 0)
 			return -1;
@@ -310,6 +317,7 @@ int config_parse(struct server_config *c, int argc, char **argv, char *err, size
 
 	memset(c, 0, sizeof(*c));
 	c->retention_days = 30;
+	c->rollup_retention_days = 400;
 	c->max_body = 8u << 20;
 	c->threads = 32;
 	c->max_connections = 1024;

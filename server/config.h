@@ -24,6 +24,7 @@ struct server_config {
 	char *web_dir;
 	char *schema_dir;
 	int retention_days;	/* default 30 */
+	int rollup_retention_days;	/* 5-minute rollups; default 400 */
 	size_t max_body;	/* bytes, compressed and inflated; default 8 MiB */
 	int threads;		/* MHD thread pool; default 8 */
 	int max_connections;	/* default 1024 */

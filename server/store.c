@@ -3,6 +3,7 @@
  * in store_series.c, encoding state in store_state.c. Design: docs/design.md.
  */
 #include "store_internal.h"
+#include "store_rollup.h"
 
 #include "dict.h"
 #include "metric_kind.h"
@@ -262,6 +263,7 @@ int store_open(struct store **out, const struct store_config *cfg, char *err, si
 	pthread_cond_init(&st->gc_cv, NULL);
 	st->gc_max_leaders = cfg->pool_size > 0 ? cfg->pool_size : 8;
 	st->retention_days = cfg->retention_days > 0 ? cfg->retention_days : 30;
+	st->rollup_retention_days = cfg->rollup_retention_days > 0 ? cfg->rollup_retention_days : 400;
 	st->pool = db_pool_new(cfg->conninfo, cfg->pool_size > 0 ? cfg->pool_size : 8);
 	st->metric_db = calloc(DICT_MAX_NAMES + 1, sizeof(*st->metric_db));
 	st->hosts = hcache_new();
@@ -276,6 +278,8 @@ int store_open(struct store **out, const struct store_config *cfg, char *err, si
 	int64_t today = store_day((int64_t)time(NULL) * 1000);
 	int64_t days[2] = { today, today + 1 };
 	rc = store_ensure_partitions(st, c, days, 2, err, errlen);
+	if (rc == STORE_OK)
+		rc = rollup_ensure_partitions(st, c, days, 2, err, errlen);
 	PQfinish(c);
 	if (rc != STORE_OK) {
 		store_close(st);
@@ -750,6 +754,12 @@ int store_drop_expired(struct store *st, int64_t now_ms, int *ndropped, char *er
 		(*ndropped)++;
 	}
 	PQclear(r);
+	if (rc == STORE_OK) {
+		int nroll = 0;
+		if ((rc = rollup_ensure_partitions(st, c, ahead, 2, err, errlen)) == STORE_OK)
+			rc = rollup_drop_expired(st, c, now_ms, st->rollup_retention_days, &nroll, err, errlen);
+		*ndropped += nroll;
+	}
 out:
 	put_conn(st, c, rc);
 	return rc;

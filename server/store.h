@@ -36,6 +36,7 @@ struct store_config {
 	int pool_size;		/* connections kept open; default 8 */
 	const char *schema_dir;	/* directory of NNN_name.sql migrations */
 	int retention_days;	/* raw data kept; default 30 */
+	int rollup_retention_days;	/* 5-minute rollups kept; default 400 */
 };
 
 /* Connects, applies pending migrations (idempotent, in a transaction each,
@@ -88,7 +89,8 @@ int store_cgroups(struct store *st, const char *host, json_t **out, char *err, s
 int store_metrics(struct store *st, const char *host, const char *cgroup, json_t **out,
 		  char *err, size_t errlen);
 
-/* Drops raw partitions older than the retention (never a big DELETE);
+/* Drops raw partitions older than the retention and rollup month
+ * partitions older than the rollup retention (never a big DELETE);
  * called periodically by the server. *ndropped receives the count. */
 int store_drop_expired(struct store *st, int64_t now_ms, int *ndropped, char *err, size_t errlen);
 
@@ -101,7 +103,14 @@ struct series_query {
 	const char *metric;	/* flattened name, e.g. "vmstat.pgscan_kswapd" */
 	int64_t since_ms, until_ms;
 	int points;		/* 0: every sample; else downsample to at most this many buckets */
+	int source;		/* SERIES_AUTO (0), SERIES_RAW or SERIES_ROLLUP */
 };
+
+/* Where a downsampled series comes from: AUTO reads the 5-minute rollups
+ * for a rolled-up host-level metric over more than SERIES_ROLLUP_AFTER_MS
+ * (when there are any), raw rows otherwise. */
+enum { SERIES_AUTO = 0, SERIES_RAW = 1, SERIES_ROLLUP = 2 };
+#define SERIES_ROLLUP_AFTER_MS (24LL * 3600 * 1000)
 
 /* GET /api/v1/hosts/{host}/series: per-second rates for counters, values
  * for gauges (the storage layer keeps the counter/gauge table), correct
@@ -111,6 +120,15 @@ struct series_query {
  * Unknown host: STORE_ENOTFOUND; unknown metric: empty points. */
 int store_series(struct store *st, const struct series_query *q, json_t **out,
 		 char *err, size_t errlen);
+
+/* GET /api/v1/fleet's sparklines from the 5-minute rollups, every host in
+ * one query: *out = new reference to {host name: {"psi_memory_some":
+ * [[ts_s, avg]...], "refault_file", "reclaim_efficiency", "swap_in",
+ * "swap_out"}} (docs/api.md "Fleet") over buckets since + k * step_ms
+ * (step_ms a multiple of 5 minutes, since aligned to 5 minutes); buckets
+ * without samples are left out. Hosts without rollups are absent. */
+int store_fleet_sparks(struct store *st, int64_t since_ms, int64_t until_ms, int64_t step_ms,
+		       json_t **out, char *err, size_t errlen);
 
 struct alert_query {
 	const char *host, *cgroup, *kind;	/* NULL: any */

@@ -72,12 +72,15 @@ void cgcache_set(struct cgcache *cc, int32_t host_id, int version, const char *p
 struct store {
 	struct db_pool *pool;
 	int retention_days;
+	int rollup_retention_days;	/* rollup_5m months kept (store_rollup.c) */
 	pthread_mutex_t mu;		/* guards the caches below */
 	int32_t *metric_db;		/* dict id -> metric_names.id, 0 unknown */
 	int64_t *days;			/* day numbers with a partition, sorted */
 	size_t ndays, capdays;
 	struct hcache *hosts;
 	struct cgcache *cgs;
+	int rollup_months[32];		/* yyyymm with a rollup partition */
+	size_t nrollup_months;
 	/* group commit of store_put_samples (store_put.c) */
 	pthread_mutex_t gc_mu;
 	pthread_cond_t gc_cv;

@@ -16,6 +16,7 @@
  * Several callers' requests may share one transaction: store_gc.c.
  */
 #include "store_internal.h"
+#include "store_rollup.h"
 
 #include "dict.h"
 #include "pgarr.h"
@@ -64,6 +65,7 @@ struct put {
 	size_t nh;
 	struct cgpend *cgs;	/* cgroups of fresh samples */
 	size_t ncgs, capcgs;
+	struct rollup_acc roll;	/* 5-minute rollups of the fresh in-order samples */
 };
 
 static int oom(struct put *p)
@@ -782,7 +784,11 @@ static int insert_rows(struct put *p)
 			if (!h->newest || s->ts_ms > h->newest->ts_ms)
 				h->newest = s;
 			if (!inorder)
-				continue;
+				continue;	/* late: not rolled up (docs/design.md "Rollups") */
+			bool prev = h->st.last_ts != INT64_MIN && h->st.last_ts == h->max_ts;
+			if (rollup_acc_add(&p->roll, h->id, s->ts_ms, it->boot, &cur.m, prev ? &h->st.m : NULL,
+					   h->st.last_ts, h->st.boot) < 0)
+				goto nomem;
 			if (state_copy(&h->st, &cur) < 0)
 				goto nomem;
 			h->st.chain = kf ? 1 : h->st.chain + 1;
@@ -813,6 +819,8 @@ static int insert_rows(struct put *p)
 	for (int i = 0; i < HU_COLS + 2; i++)
 		prm[6 + i] = (const char *)more[i].p;
 	rc = store_q(p->c, write_sql, 6 + HU_COLS + 2, prm, 0, NULL, "store samples", p->err, p->errlen);
+	if (rc == STORE_OK)
+		rc = rollup_acc_write(&p->roll, p->c, p->err, p->errlen);
 	goto out;
 nomem:
 	rc = oom(p);
@@ -967,10 +975,12 @@ int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *fina
 		rc = STORE_EUNAVAIL;
 		goto out;
 	}
-	if ((rc = store_ensure_partitions(st, p.c, days, nd, err, errlen)) != STORE_OK)
+	if ((rc = store_ensure_partitions(st, p.c, days, nd, err, errlen)) != STORE_OK ||
+	    (rc = rollup_ensure_partitions(st, p.c, days, nd, err, errlen)) != STORE_OK)
 		goto out;
 	if ((rc = resolve_metrics(&p)) != STORE_OK)
 		goto out;
+	rollup_acc_init(&p.roll, st);	/* after resolve_metrics: the batch's ids are known */
 	in_tx = true;	/* resolve_hosts begins it */
 	if ((rc = resolve_hosts(&p)) != STORE_OK || (rc = check_stored(&p)) != STORE_OK ||
 	    (rc = load_states(&p)) != STORE_OK ||
@@ -1000,6 +1010,7 @@ out:
 	free(p.items);
 	free(p.hosts);
 	free(p.cgs);
+	rollup_acc_release(&p.roll);
 	free(fresh);
 	free(days);
 	return rc;

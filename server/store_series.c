@@ -9,6 +9,7 @@
 #include "store_internal.h"
 
 #include "metric_kind.h"
+#include "store_rollup.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -260,6 +261,47 @@ static json_t *bucket_points(const struct pt *pts, size_t n, int64_t since, int6
 	return arr;
 }
 
+/* Downsampled points of a rolled-up metric from rollup_5m: each 5-minute
+ * bucket goes to the answer bucket its start falls in (the first one also
+ * takes the bucket that straddles since). *out NULL (and STORE_OK) when
+ * the range has no rollups, so the caller reads raw rows instead. */
+static int rollup_points(PGconn *c, int32_t hid, int slot, int64_t since, int64_t until, int64_t step,
+			 json_t **out, char *err, size_t errlen)
+{
+	PGresult *r;
+	int rc = rollup_read(c, hid, since, until, step, &slot, 1, &r, err, errlen);
+
+	*out = NULL;
+	if (rc != STORE_OK)
+		return rc;
+	if (PQntuples(r) == 0) {
+		PQclear(r);
+		return STORE_OK;
+	}
+	json_t *arr = json_array();
+	for (int i = 0; arr && i < PQntuples(r); i++) {
+		int64_t k = strtoll(PQgetvalue(r, i, 1), NULL, 10);
+		long cnt = strtol(PQgetvalue(r, i, 3), NULL, 10);
+		bool null = cnt <= 0 || PQgetisnull(r, i, 5) || PQgetisnull(r, i, 6);
+		double sum = strtod(PQgetvalue(r, i, 4), NULL);
+		json_t *pt = json_pack("[f, o, o, o]", (double)(since + k * step) / 1000.0,
+				       num_or_null(null, null ? 0 : sum / (double)cnt),
+				       num_or_null(null, null ? 0 : strtod(PQgetvalue(r, i, 5), NULL)),
+				       num_or_null(null, null ? 0 : strtod(PQgetvalue(r, i, 6), NULL)));
+		if (!pt || json_array_append_new(arr, pt) < 0) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	PQclear(r);
+	if (!arr) {
+		snprintf(err, errlen, "out of memory");
+		return STORE_EINTERNAL;
+	}
+	*out = arr;
+	return STORE_OK;
+}
+
 int store_series(struct store *st, const struct series_query *q, json_t **out, char *err, size_t errlen)
 {
 	int rc;
@@ -304,7 +346,24 @@ int store_series(struct store *st, const struct series_query *q, json_t **out, c
 	bool cg = q->cgroup != NULL;
 	enum metric_kind kind = metric_kind(q->metric, cg);
 	double scale = metric_scale(q->metric, cg);
-	if (mid) {
+	int slot = cg ? -1 : rollup_slot(q->metric);
+	bool from_rollup = false;
+	if (mid && q->points > 0 && slot >= 0 && q->source != SERIES_RAW &&
+	    (q->source == SERIES_ROLLUP || q->until_ms - q->since_ms > SERIES_ROLLUP_AFTER_MS)) {
+		int64_t span = q->until_ms - q->since_ms + 1;
+		int64_t rstep = (span + q->points - 1) / q->points;
+		rc = rollup_points(c, hid, slot, q->since_ms, q->until_ms, rstep < 1 ? 1 : rstep, &points,
+				   err, errlen);
+		if (rc != STORE_OK)
+			goto out;
+		from_rollup = points != NULL || q->source == SERIES_ROLLUP;
+		if (q->source == SERIES_ROLLUP && !points && !(points = json_array())) {
+			snprintf(err, errlen, "out of memory");
+			rc = STORE_EINTERNAL;
+			goto out;
+		}
+	}
+	if (mid && !from_rollup) {
 		/* from one ms before since so the first point has a predecessor */
 		rc = read_points(c, hid, q->since_ms - 1, q->until_ms, (uint32_t)mid, cgid, &pts, &n, err, errlen);
 		if (rc != STORE_OK)
@@ -319,7 +378,8 @@ int store_series(struct store *st, const struct series_query *q, json_t **out, c
 		if (step < 1)
 			step = 1;
 		int nb = (int)((span + step - 1) / step);
-		points = bucket_points(pts, n, q->since_ms, step, nb, kind, scale);
+		if (!from_rollup)
+			points = bucket_points(pts, n, q->since_ms, step, nb, kind, scale);
 	} else {
 		points = raw_points(pts, n, q->since_ms, kind, scale);
 	}
@@ -333,6 +393,7 @@ int store_series(struct store *st, const struct series_query *q, json_t **out, c
 		bad |= json_object_set_new(o, "since_ts", json_real((double)q->since_ms / 1000.0));
 		bad |= json_object_set_new(o, "until_ts", json_real((double)q->until_ms / 1000.0));
 		bad |= json_object_set_new(o, "downsampled", json_boolean(q->points > 0));
+		bad |= json_object_set_new(o, "source", json_string(from_rollup ? "rollup" : "raw"));
 		if (q->points > 0)
 			bad |= json_object_set_new(o, "step_s", json_real((double)step / 1000.0));
 		bad |= json_object_set_new(o, "points", points);

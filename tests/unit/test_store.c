@@ -103,7 +103,7 @@ static void release(struct sample *s, size_t n)
 static json_t *series(struct store *st, const char *host, const char *cg, const char *metric, int64_t since,
 		      int64_t until, int points, int *rc)
 {
-	struct series_query q = { host, cg, metric, since, until, points };
+	struct series_query q = { host, cg, metric, since, until, points, SERIES_AUTO };
 	char err[512];
 	json_t *o = NULL;
 	*rc = store_series(st, &q, &o, err, sizeof(err));
@@ -666,7 +666,7 @@ static void test_outage(struct store *st)
 	CHECK(!store_ping(st));
 	CHECK_INT(store_hosts(st, &o, err, sizeof(err)), STORE_EUNAVAIL);
 	CHECK(o == NULL);
-	struct series_query q = { "outage-host", NULL, "vmstat.nr_dirty", 0, 1000, 0 };
+	struct series_query q = { "outage-host", NULL, "vmstat.nr_dirty", 0, 1000, 0, SERIES_AUTO };
 	CHECK_INT(store_series(st, &q, &o, err, sizeof(err)), STORE_EUNAVAIL);
 	CHECK(store_conn_get(st) == NULL);
 

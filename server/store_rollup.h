@@ -1,0 +1,82 @@
+/* store_rollup.h - 5-minute rollups (table rollup_5m, schema/020_rollup.sql):
+ * per host and 5-minute bucket, count/sum/min/max of the values the series
+ * endpoint would return (rates for counters, scaled gauges) for a fixed
+ * list of metrics. Written on ingest inside the sample's transaction from
+ * the host's previous in-order sample (which the storage holds anyway), so
+ * the fleet view reads one small row per host and bucket instead of
+ * decoding raw rows, and long series ranges read ~30x fewer rows.
+ * Internal to the store_*.c files (docs/design.md "Rollups").
+ */
+#ifndef VMSCOPE_STORE_ROLLUP_H
+#define VMSCOPE_STORE_ROLLUP_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sample.h"
+
+struct store;
+
+#define ROLLUP_STEP_MS 300000LL
+#define ROLLUP_NSLOT 10
+
+/* The rolled-up metric of slot i (host level). */
+extern const char *const rollup_metric[ROLLUP_NSLOT];
+
+/* Slot of a host-level metric name, or -1 when it is not rolled up. */
+int rollup_slot(const char *metric);
+
+/* One (host, bucket) of a batch, before it is merged into the table. */
+struct rollup_cell {
+	int32_t host_id;
+	int64_t bucket_ms;
+	int n;
+	int cnt[ROLLUP_NSLOT];
+	double sum[ROLLUP_NSLOT], lo[ROLLUP_NSLOT], hi[ROLLUP_NSLOT];
+};
+
+/* What one ingest transaction adds; cells are in (host, bucket) order of
+ * arrival. mid[] are the slots' database metric ids (0: not known yet). */
+struct rollup_acc {
+	struct rollup_cell *c;	/* owned */
+	size_t n, cap;
+	int32_t mid[ROLLUP_NSLOT];
+	double scale[ROLLUP_NSLOT];
+	bool counter[ROLLUP_NSLOT];
+};
+
+/* Resolves the slots' metric ids from the store's caches (no query: a
+ * metric present in the batch was resolved before the transaction). */
+void rollup_acc_init(struct rollup_acc *a, struct store *st);
+void rollup_acc_release(struct rollup_acc *a);
+
+/* Adds one in-order sample: cur are its values (database ids, sorted),
+ * prev the host's previous stored sample (NULL: unknown) at prev_ts with
+ * boot number prev_boot. Same rules as store_series: a counter's rate
+ * needs a previous value in the same boot that is not larger. -1: OOM. */
+int rollup_acc_add(struct rollup_acc *a, int32_t host_id, int64_t ts, int boot,
+		   const struct sset *cur, const struct sset *prev, int64_t prev_ts, int prev_boot);
+
+/* Merges the batch's cells into rollup_5m (one statement). STORE_* code. */
+int rollup_acc_write(const struct rollup_acc *a, PGconn *c, char *err, size_t errlen);
+
+/* Creates the month partitions covering the given day numbers (outside a
+ * transaction, like the raw day partitions). STORE_* code. */
+int rollup_ensure_partitions(struct store *st, PGconn *c, const int64_t *days, size_t n,
+			     char *err, size_t errlen);
+
+/* Drops month partitions wholly older than now - days. STORE_* code. */
+int rollup_drop_expired(struct store *st, PGconn *c, int64_t now_ms, int days, int *ndropped,
+			char *err, size_t errlen);
+
+/* Reads host host_id's (0: every host's) rollups of buckets starting in
+ * (since - 5 min, until], grouped into buckets k = (bucket_ms - since) / step
+ * (k < 0 folded into 0). Result columns: host name, k, n, then for each
+ * slot in slots[0..nslots): count, sum, min, max. Ordered by host, k.
+ * *out owned by the caller (PQclear). STORE_* code. */
+int rollup_read(PGconn *c, int32_t host_id, int64_t since, int64_t until, int64_t step,
+		const int *slots, int nslots, PGresult **out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,287 @@
+/* Tests of the 5-minute rollups against a real PostgreSQL ($VMSCOPE_TEST_DB):
+ * every rolled-up metric's rollup buckets equal the raw series downsampled
+ * to the same 5-minute buckets (across a reboot and a counter reset), the
+ * fleet sparklines equal the ones computed from raw series, long series
+ * ranges switch to rollups, late samples leave rollups alone, and old
+ * rollup month partitions are dropped by retention. */
+#include "harness.h"
+#include "testdb.h"
+
+#include "api_fleet.h"
+#include "dict.h"
+#include "gen.h"
+#include "store.h"
+
+#include <math.h>
+#include <time.h>
+
+#define STEP 300000LL
+
+static struct testdb db;
+
+static struct store *open_store(int retention, int rollup_retention)
+{
+	struct store_config cfg = { .conninfo = db.conninfo, .pool_size = 2, .retention_days = retention,
+				    .rollup_retention_days = rollup_retention };
+	char err[512];
+	struct store *st = NULL;
+	if (store_open(&st, &cfg, err, sizeof(err)) != STORE_OK)
+		fprintf(stderr, "store_open: %s\n", err);
+	return st;
+}
+
+static long long q1(const char *sql)
+{
+	PGconn *c = PQconnectdb(db.conninfo);
+	long long v = -1;
+	PGresult *r = PQexec(c, sql);
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0 && !PQgetisnull(r, 0, 0))
+		v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	else if (PQresultStatus(r) != PGRES_TUPLES_OK)
+		fprintf(stderr, "q1: %s", PQresultErrorMessage(r));
+	PQclear(r);
+	PQfinish(c);
+	return v;
+}
+
+static int put(struct store *st, struct sample *s, size_t n)
+{
+	char err[512];
+	size_t f = 0;
+	int rc = store_put_samples(st, s, n, NULL, &f, err, sizeof(err));
+	if (rc != STORE_OK)
+		fprintf(stderr, "put: %s\n", err);
+	return rc;
+}
+
+static json_t *series(struct store *st, const char *host, const char *metric, int64_t since, int64_t until,
+		      int points, int source)
+{
+	struct series_query q = { host, NULL, metric, since, until, points, source };
+	char err[512];
+	json_t *o = NULL;
+	if (store_series(st, &q, &o, err, sizeof(err)) != STORE_OK)
+		fprintf(stderr, "series %s: %s\n", metric, err);
+	return o;
+}
+
+static bool near(const json_t *a, const json_t *b, double rel)
+{
+	if (json_is_null(a) || json_is_null(b))
+		return json_is_null(a) && json_is_null(b);
+	double x = json_number_value(a), y = json_number_value(b);
+	return fabs(x - y) <= rel * fmax(1.0, fmax(fabs(x), fabs(y)));
+}
+
+/* Two hours of a generated host at 10 s in batches, with a reboot (new
+ * boot_id, counters restart) after 50 minutes. */
+static void load_host(struct store *st, const char *name, int64_t t0)
+{
+	struct gen_host *g = gen_host_new(name, 2, 7);
+	struct gen_host *g2 = gen_host_new(name, 2, 8);	/* "after the reboot": other counters */
+	struct sample s[40];
+	size_t n = 0;
+	for (int i = 0; i < 720; i++) {
+		struct gen_host *cur = i < 300 ? g : g2;
+		gen_host_step(cur, 10000);
+		CHECK(gen_host_sample(cur, t0 + (int64_t)i * 10000 + 1234, &s[n]) == 0);
+		if (i >= 300) {
+			free(s[n].boot_id);
+			s[n].boot_id = strdup("rebooted-boot-id-0000000000000000");
+		}
+		if (++n == 40 || i == 719) {
+			CHECK_INT(put(st, s, n), STORE_OK);
+			for (size_t k = 0; k < n; k++)
+				sample_release(&s[k]);
+			n = 0;
+		}
+	}
+	gen_host_free(g);
+	gen_host_free(g2);
+}
+
+static const char *const metrics[] = {
+	"psi.memory.some.avg10", "psi.memory.full.avg10", "vmstat.workingset_refault_file",
+	"vmstat.pgsteal_kswapd", "vmstat.pgsteal_direct", "vmstat.pgscan_kswapd",
+	"vmstat.pgscan_direct", "vmstat.pswpin", "vmstat.pswpout",
+};
+
+static void test_equal_to_raw(struct store *st, int64_t t0)
+{
+	int64_t until = t0 + 2 * 3600 * 1000 - 1;	/* 24 buckets of exactly 5 minutes */
+	int nonnull = 0;
+	for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
+		json_t *raw = series(st, "roll-a", metrics[m], t0, until, 24, SERIES_RAW);
+		json_t *rol = series(st, "roll-a", metrics[m], t0, until, 24, SERIES_ROLLUP);
+		CHECK(raw && rol);
+		if (!raw || !rol)
+			continue;
+		CHECK_STR(json_string_value(json_object_get(raw, "source")), "raw");
+		CHECK_STR(json_string_value(json_object_get(rol, "source")), "rollup");
+		json_t *rp = json_object_get(raw, "points"), *op = json_object_get(rol, "points");
+		CHECK_INT(json_array_size(op), json_array_size(rp));
+		CHECK(json_array_size(rp) >= 23);
+		bool same = json_array_size(op) == json_array_size(rp);
+		for (size_t i = 0; same && i < json_array_size(rp); i++) {
+			json_t *a = json_array_get(rp, i), *b = json_array_get(op, i);
+			same = near(json_array_get(a, 0), json_array_get(b, 0), 1e-12) &&
+			       near(json_array_get(a, 1), json_array_get(b, 1), 1e-9) &&
+			       near(json_array_get(a, 2), json_array_get(b, 2), 1e-6) &&	/* float4 */
+			       near(json_array_get(a, 3), json_array_get(b, 3), 1e-6);
+			nonnull += !json_is_null(json_array_get(a, 1));
+			if (!same)
+				fprintf(stderr, "%s bucket %zu: raw %s rollup %s\n", metrics[m], i,
+					json_dumps(a, JSON_COMPACT), json_dumps(b, JSON_COMPACT));
+		}
+		CHECK(same);
+		json_decref(raw);
+		json_decref(rol);
+	}
+	CHECK(nonnull > 100);	/* the comparison compared numbers, not just nulls */
+}
+
+/* ts -> [ts, avg] of a downsampled series' points */
+static json_t *ts_avg(const json_t *pts)
+{
+	json_t *out = json_array();
+	size_t i;
+	json_t *p;
+	json_array_foreach((json_t *)pts, i, p)
+		json_array_append_new(out, json_pack("[OO]", json_array_get(p, 0), json_array_get(p, 1)));
+	return out;
+}
+
+static void test_fleet(struct store *st, int64_t t0)
+{
+	int64_t until = t0 + 2 * 3600 * 1000 - 1, step = 2 * STEP;
+	json_t *sp = NULL;
+	char err[256];
+	CHECK_INT(store_fleet_sparks(st, t0, until, step, &sp, err, sizeof(err)), STORE_OK);
+	json_t *h = json_object_get(sp, "roll-a");
+	CHECK(h != NULL);
+	CHECK(json_object_get(sp, "roll-b") != NULL);
+	if (!h) {
+		json_decref(sp);
+		return;
+	}
+	/* each sparkline equals the raw series' averages in 10-minute buckets */
+	static const char *const pairs[][2] = { { "psi_memory_some", "psi.memory.some.avg10" },
+						{ "refault_file", "vmstat.workingset_refault_file" },
+						{ "swap_in", "vmstat.pswpin" }, { "swap_out", "vmstat.pswpout" } };
+	for (size_t k = 0; k < 4; k++) {
+		json_t *raw = series(st, "roll-a", pairs[k][1], t0, until, 12, SERIES_RAW);
+		json_t *want = ts_avg(json_object_get(raw, "points"));
+		json_t *got = json_object_get(h, pairs[k][0]);
+		CHECK_INT(json_array_size(got), 12);
+		bool same = json_array_size(got) == json_array_size(want);
+		for (size_t i = 0; same && i < json_array_size(got); i++)
+			same = near(json_array_get(json_array_get(got, i), 0), json_array_get(json_array_get(want, i), 0), 1e-12) &&
+			       near(json_array_get(json_array_get(got, i), 1), json_array_get(json_array_get(want, i), 1), 1e-9);
+		CHECK(same);
+		json_decref(want);
+		json_decref(raw);
+	}
+	json_t *e[4];
+	for (int k = 0; k < 4; k++) {
+		json_t *raw = series(st, "roll-a", metrics[3 + k], t0, until, 12, SERIES_RAW);
+		e[k] = json_incref(json_object_get(raw, "points"));
+		json_decref(raw);
+	}
+	json_t *want = fleet_efficiency(e[0], e[1], e[2], e[3]);
+	json_t *got = json_object_get(h, "reclaim_efficiency");
+	CHECK_INT(json_array_size(got), json_array_size(want));
+	bool same = json_array_size(got) == json_array_size(want);
+	for (size_t i = 0; same && i < json_array_size(got); i++)
+		same = near(json_array_get(json_array_get(got, i), 1), json_array_get(json_array_get(want, i), 1), 1e-9);
+	CHECK(same);
+	for (int k = 0; k < 4; k++)
+		json_decref(e[k]);
+	json_decref(want);
+	/* invalid steps are refused */
+	json_decref(sp);
+	sp = NULL;
+	CHECK_INT(store_fleet_sparks(st, t0, until, 1000, &sp, err, sizeof(err)), STORE_EINVAL);
+	CHECK(sp == NULL);
+}
+
+static void test_auto_and_late(struct store *st, int64_t t0)
+{
+	/* a 3-day range reads rollups, a 2-hour one raw rows */
+	json_t *o = series(st, "roll-a", "vmstat.pswpin", t0 - 2 * 86400000LL, t0 + 86400000LL, 100, SERIES_AUTO);
+	CHECK_STR(json_string_value(json_object_get(o, "source")), "rollup");
+	json_decref(o);
+	o = series(st, "roll-a", "vmstat.pswpin", t0, t0 + 7200000, 100, SERIES_AUTO);
+	CHECK_STR(json_string_value(json_object_get(o, "source")), "raw");
+	json_decref(o);
+	/* a metric that is not rolled up always reads raw rows */
+	o = series(st, "roll-a", "vmstat.pgfault", t0 - 2 * 86400000LL, t0 + 86400000LL, 100, SERIES_AUTO);
+	CHECK_STR(json_string_value(json_object_get(o, "source")), "raw");
+	json_decref(o);
+	/* a late sample is stored but not rolled up */
+	long long n0 = q1("SELECT sum(n) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = 'roll-a'");
+	CHECK_INT(n0, 720);
+	struct gen_host *g = gen_host_new("roll-a", 0, 9);
+	struct sample s;
+	gen_host_step(g, 10000);
+	CHECK(gen_host_sample(g, t0 + 5000, &s) == 0);
+	CHECK_INT(put(st, &s, 1), STORE_OK);
+	sample_release(&s);
+	gen_host_free(g);
+	CHECK_INT(q1("SELECT count(*) FROM samples s JOIN hosts h ON h.id = s.host_id WHERE h.name = 'roll-a'"), 721);
+	CHECK_INT(q1("SELECT sum(n) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = 'roll-a'"), n0);
+}
+
+static void test_retention(int64_t now)
+{
+	struct store *st = open_store(200, 60);
+	CHECK(st != NULL);
+	if (!st)
+		return;
+	int64_t old = (now - 100LL * 86400000) / STEP * STEP;
+	struct gen_host *g = gen_host_new("roll-old", 0, 3);
+	struct sample s[2];
+	for (int i = 0; i < 2; i++) {
+		gen_host_step(g, 10000);
+		CHECK(gen_host_sample(g, old + i * 10000, &s[i]) == 0);
+	}
+	CHECK_INT(put(st, s, 2), STORE_OK);
+	sample_release(&s[0]);
+	sample_release(&s[1]);
+	gen_host_free(g);
+	CHECK_INT(q1("SELECT sum(n) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = 'roll-old'"), 2);
+	long long parts = q1("SELECT count(*) FROM pg_inherits WHERE inhparent = 'rollup_5m'::regclass");
+	CHECK(parts >= 2);
+	int n = 0;
+	char err[256];
+	CHECK_INT(store_drop_expired(st, now, &n, err, sizeof(err)), STORE_OK);
+	CHECK(n >= 1);
+	/* the 100-day-old month went with its partition; raw rows (200 days) stay */
+	CHECK_INT(q1("SELECT count(*) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = 'roll-old'"), 0);
+	CHECK(q1("SELECT count(*) FROM pg_inherits WHERE inhparent = 'rollup_5m'::regclass") < parts);
+	CHECK_INT(q1("SELECT count(*) FROM samples s JOIN hosts h ON h.id = s.host_id WHERE h.name = 'roll-old'"), 2);
+	/* this month's rollups are kept */
+	CHECK(q1("SELECT count(*) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = 'roll-a'") > 0);
+	CHECK_INT(store_drop_expired(st, now, &n, err, sizeof(err)), STORE_OK);
+	CHECK_INT(n, 0);
+	store_close(st);
+}
+
+int main(void)
+{
+	testdb_create(&db);
+	int64_t now = (int64_t)time(NULL) * 1000;
+	int64_t t0 = (now - 3 * 3600 * 1000) / STEP * STEP;	/* 5-minute aligned */
+	struct store *st = open_store(30, 400);
+	CHECK(st != NULL);
+	if (st) {
+		load_host(st, "roll-a", t0);
+		load_host(st, "roll-b", t0);
+		test_equal_to_raw(st, t0);
+		test_fleet(st, t0);
+		test_auto_and_late(st, t0);
+		store_close(st);
+	}
+	test_retention(now);
+	testdb_drop(&db);
+	return harness_report("test_rollup");
+}
