@@ -167,7 +167,9 @@ static bool psi_avg_ok(const char *s, size_t n)
 		i++;
 		ip++;
 	}
-	if (ip == 0)
+	/* "02.33" is no JSON number (it is copied into the sample as is;
+	 * fuzzing found it) and no kernel prints it */
+	if (ip == 0 || (ip > 1 && s[0] == '0'))
 		return false;
 	bool frac_nonzero = false;
 	if (i < n) {
