@@ -118,6 +118,14 @@ int deliver_init(struct deliver *d, const struct agent_opts *o)
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, d);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* https: the server's certificate and name are always checked, against
+	 * --cacert when given (a private CA), else the system's CAs */
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (o->cacert && curl_easy_setopt(e, CURLOPT_CAINFO, o->cacert) != CURLE_OK) {
+		alog_error("could not use --cacert %s", o->cacert);
+		return -1;
+	}
 	return 0;
 oom:
 	alog_error("could not set up delivery: out of memory");
@@ -322,9 +330,11 @@ static void finished(struct deliver *d, struct spool *s, CURLcode cc, double now
 	}
 	if (cc != CURLE_OK) {
 		backoff(d, now);
-		alog_warn("could not deliver %zu samples to %s: %s; retrying in %.1f s (%llu bytes spooled)",
-			  d->n, d->url, curl_easy_strerror(cc), d->next_try - now,
-			  (unsigned long long)spool_pending_bytes(s));
+		alog_warn("could not deliver %zu samples to %s: %s%s; retrying in %.1f s (%llu bytes spooled)",
+			  d->n, d->url, curl_easy_strerror(cc),
+			  cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE ?
+			  " (TLS verification failed: give the server's CA with --cacert)" : "",
+			  d->next_try - now, (unsigned long long)spool_pending_bytes(s));
 		return;
 	}
 	curl_easy_getinfo(d->easy, CURLINFO_RESPONSE_CODE, &status);

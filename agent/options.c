@@ -22,6 +22,9 @@ static const char usage_text[] =
 "  --server URL            server base URL, e.g. http://10.0.0.5:8080\n"
 "  --token TOKEN           ingest token (Authorization: Bearer)\n"
 "  --token-file FILE       read the token from FILE (first line)\n"
+"  --cacert FILE           trust the CA certificate(s) in FILE (PEM) for an\n"
+"                          https server (default: the system's CAs; the server\n"
+"                          certificate is always verified)\n"
 "  --interval SECONDS      sampling interval, aligned to the clock (default 10)\n"
 "  --host NAME             host name sent (default: this machine's)\n"
 "  --label KEY=VALUE       label added to every sample (repeatable)\n"
@@ -90,6 +93,7 @@ void opts_release(struct agent_opts *o)
 	free(o->server);
 	free(o->token);
 	free(o->token_file);
+	free(o->cacert);
 	free(o->root);
 	free(o->spool);
 	for (size_t i = 0; i < o->nlabels; i++) {
@@ -246,6 +250,12 @@ int opts_set(struct agent_opts *o, const char *name, const char *v, char *err, s
 		return set_str(&o->token, v, name, err, errlen);
 	if (!strcmp(name, "token-file"))
 		return set_str(&o->token_file, v, name, err, errlen);
+	if (!strcmp(name, "cacert")) {
+		/* a typo here would otherwise show up only as failed deliveries */
+		if (access(v, R_OK) != 0)
+			return errf(err, errlen, "--cacert %.200s: %s", v, strerror(errno));
+		return set_str(&o->cacert, v, name, err, errlen);
+	}
 	if (!strcmp(name, "root"))
 		return set_str(&o->root, v, name, err, errlen);
 	if (!strcmp(name, "spool"))

@@ -28,6 +28,7 @@ struct agent_opts {
 	char *server;		/* base URL, owned; NULL when unset */
 	char *token;		/* owned; NULL when unset */
 	char *token_file;	/* owned */
+	char *cacert;		/* owned PEM CA bundle for https; NULL: the system's */
 	double interval_s;	/* >= 0.1 */
 	char host[HOST_NAME_MAXLEN + 1];
 	struct label labels[OPT_MAX_LABELS];

@@ -22,6 +22,7 @@ enum {
 	OPT_LISTEN = 256, OPT_DB, OPT_TOKEN, OPT_TOKENS_FILE, OPT_INSECURE, OPT_WEB,
 	OPT_READ_TOKEN, OPT_SCHEMA, OPT_RETENTION, OPT_ROLLUP_RETENTION, OPT_MAX_BODY, OPT_THREADS,
 	OPT_MAX_CONN, OPT_TIMEOUT, OPT_POOL, OPT_RATE, OPT_LOG_LEVEL, OPT_HELP, OPT_VERSION,
+	OPT_TLS_CERT, OPT_TLS_KEY,
 };
 
 struct opt_def {
@@ -49,6 +50,8 @@ static const struct opt_def opts[] = {
 	{ "pool", 1, OPT_POOL, "VMSCOPE_POOL" },
 	{ "rate-limit", 1, OPT_RATE, "VMSCOPE_RATE_LIMIT" },
 	{ "log-level", 1, OPT_LOG_LEVEL, "VMSCOPE_LOG_LEVEL" },
+	{ "tls-cert", 1, OPT_TLS_CERT, "VMSCOPE_TLS_CERT" },
+	{ "tls-key", 1, OPT_TLS_KEY, "VMSCOPE_TLS_KEY" },
 	{ "help", 0, OPT_HELP, NULL },
 	{ "version", 0, OPT_VERSION, NULL },
 };
@@ -75,7 +78,10 @@ void config_usage(FILE *out)
 	      "  --pool N                database connections (default 8)\n"
 	      "  --rate-limit N          ingest requests per second per token (default 0: off)\n"
 	      "  --log-level LEVEL       debug, info, warn or error (default info)\n"
-	      "  --help, --version\n", out);
+	      "  --tls-cert FILE         serve HTTPS with this PEM certificate (chain)...\n"
+	      "  --tls-key FILE          ...and this PEM private key\n"
+	      "  --help, --version\n"
+	      "Tokens kept in the database: vmscope-server token add|revoke|list --db CONNINFO\n", out);
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -230,6 +236,8 @@ static int apply(struct server_config *c, const struct opt_def *o, const char *v
 				    "characters without spaces", CONFIG_MIN_TOKEN_LEN);
 		return set_str(&c->read_token, v, err, errlen);
 	case OPT_SCHEMA: return set_str(&c->schema_dir, v, err, errlen);
+	case OPT_TLS_CERT: return set_str(&c->tls_cert, v, err, errlen);
+	case OPT_TLS_KEY: return set_str(&c->tls_key, v, err, errlen);
 	case OPT_RETENTION:
 		if (parse_long(o->name, v, 1, 36500, &x, err, errlen) < 0)
 			return -1;
@@ -397,6 +405,8 @@ int config_check(const struct server_config *c, char *err, size_t errlen)
 {
 	if (!c->db || !*c->db)
 		return fail(err, errlen, "no database: give --db CONNINFO or set VMSCOPE_DB");
+	if (!c->tls_cert != !c->tls_key)
+		return fail(err, errlen, "TLS needs both --tls-cert FILE and --tls-key FILE");
 	if (c->ntokens == 0 && !c->insecure_no_auth)
 		return fail(err, errlen, "no ingest token: give --token TOKEN or --tokens-file FILE "
 			    "(or VMSCOPE_TOKEN / VMSCOPE_TOKENS_FILE); --insecure-no-auth accepts "
@@ -414,6 +424,8 @@ void config_release(struct server_config *c)
 	free(c->read_token);
 	free(c->web_dir);
 	free(c->schema_dir);
+	free(c->tls_cert);
+	free(c->tls_key);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -32,6 +32,7 @@ struct server_config {
 	int pool;		/* database connections; default 8 */
 	double rate_limit;	/* requests/s per ingest token; 0 = off */
 	int log_level;		/* enum log_level */
+	char *tls_cert, *tls_key;	/* PEM files; NULL: plain HTTP */
 	bool help, version;
 };
 

@@ -15,6 +15,7 @@
 #include "metrics.h"
 #include "respond.h"
 #include "static.h"
+#include "tls.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -28,6 +29,7 @@
 
 struct http_server {
 	struct MHD_Daemon *d;
+	struct tls_pem pem;	/* --tls-cert / --tls-key, kept while d runs */
 };
 
 static int64_t mono_us(void)
@@ -240,6 +242,24 @@ struct http_server *http_start(struct app *app, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	/* HTTPS: the PEM text goes to libmicrohttpd's GnuTLS through an option
+	 * array, which is empty (MHD_OPTION_END only) for plain HTTP */
+	struct MHD_OptionItem tls_opts[3] = { { MHD_OPTION_END, 0, NULL } };
+	if (cfg->tls_cert) {
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+			snprintf(err, errlen, "--tls-cert: this libmicrohttpd was built without TLS");
+			free(srv);
+			return NULL;
+		}
+		if (tls_load(&srv->pem, cfg->tls_cert, cfg->tls_key, err, errlen) < 0) {
+			free(srv);
+			return NULL;
+		}
+		tls_opts[0] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, srv->pem.cert };
+		tls_opts[1] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, srv->pem.key };
+		tls_opts[2] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+		flags |= MHD_USE_TLS;
+	}
 	srv->d = MHD_start_daemon(
 		flags, (uint16_t)port, NULL, NULL, on_request, app,
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
@@ -250,10 +270,14 @@ struct http_server *http_start(struct app *app, char *err, size_t errlen)
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, app,
 		MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, NULL,
+		MHD_OPTION_ARRAY, tls_opts,
 		MHD_OPTION_END);
 	if (!srv->d) {
-		snprintf(err, errlen, "could not listen on %s (address in use or not local?)",
-			 cfg->listen);
+		snprintf(err, errlen, cfg->tls_cert ?
+			 "could not listen on %s (address in use, not local, or the TLS "
+			 "certificate and key do not match / cannot be parsed)" :
+			 "could not listen on %s (address in use or not local?)", cfg->listen);
+		tls_pem_release(&srv->pem);
 		free(srv);
 		return NULL;
 	}
@@ -265,5 +289,6 @@ void http_stop(struct http_server *srv)
 	if (!srv)
 		return;
 	MHD_stop_daemon(srv->d);
+	tls_pem_release(&srv->pem);
 	free(srv);
 }

@@ -93,8 +93,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vmscope-server: %s\n", err);
 		goto out;
 	}
-	log_info("vmscope-server %s listening on %s (web %s, %zu ingest token(s)%s%s)",
-		 VMSCOPE_VERSION, cfg.listen, cfg.web_dir, cfg.ntokens,
+	log_info("vmscope-server %s listening on %s%s (web %s, %zu ingest token(s)%s%s)",
+		 VMSCOPE_VERSION, cfg.listen, cfg.tls_cert ? " with TLS" : "", cfg.web_dir, cfg.ntokens,
 		 cfg.insecure_no_auth ? ", NO AUTH" : "", cfg.read_token ? ", read token" : "");
 	if (sigwait(&sigs, &sig) != 0)
 		sig = 0;
