@@ -5,6 +5,10 @@
 # workloads in it, records ~SECONDS of samples at 2 s, then kills its own
 # PIDs, removes the cgroup and any swap file. Usage:
 #   scenarios.sh OUTDIR [scenario...]   (OUTDIR tests/corpus; default: all)
+# The first six (idle ... madvfree) were recorded with tools/record.py every
+# 2 s; the later ones (agent_*) with the real agent, bin/vmscope-agent --stdout
+# --interval 1 (AGENT=path to use another build), which starts a few seconds
+# before the workload so the trace holds the quiet baseline and the onset.
 set -uo pipefail
 OUT=$(cd "$1" && pwd); shift
 TOOLS=$(cd "$(dirname "$0")" && pwd)
@@ -12,12 +16,15 @@ WORK=${WORK:-/var/tmp/vmscope-detect-rec}
 SECONDS_PER=${SECONDS_PER:-100}
 V1=/sys/fs/cgroup/memory
 V2=/sys/fs/cgroup/unified
+AGENT=${AGENT:-$(cd "$TOOLS/../../.." && pwd)/bin/vmscope-agent}
 mkdir -p "$WORK"
 
 pids=()
+agent_pid=""
 cg=""
 swapfile=""
 cleanup() {
+	if [ -n "$agent_pid" ]; then kill "$agent_pid" 2>/dev/null; wait "$agent_pid"; agent_pid=""; fi
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
 	pids=()
@@ -52,11 +59,29 @@ mkfile() { # path mib
 	[ -f "$1" ] && [ "$(stat -c %s "$1")" -ge $(($2 * 1024 * 1024)) ] && return
 	head -c $(($2 * 1024 * 1024)) /dev/urandom >"$1"
 }
+mkfile0() { # path mib: zeros, written once (urandom is slow for GiBs)
+	[ -f "$1" ] && [ "$(stat -c %s "$1")" -ge $(($2 * 1024 * 1024)) ] && return
+	dd if=/dev/zero of="$1" bs=1M count="$2" conv=fsync status=none
+}
 record() { # name
 	python3 "$TOOLS/record.py" --out "$OUT/real-$1.jsonl" --seconds "$SECONDS_PER" --interval 2 \
 		--host "rec-$1" --cgroup "$cg"
 	gzip -9f "$OUT/real-$1.jsonl"
 }
+
+# the agent, every 1 s, only this scenario's cgroup (its v1 entry and its
+# v2 twin, which carries the PSI): agent_start NAME, then agent_stop NAME
+agent_start() {
+	"$AGENT" --stdout --interval 1 --host "rec-$1" --cgroup-include "$cg" \
+		>"$OUT/real-$1.jsonl" 2>"$WORK/agent-$1.err" &
+	agent_pid=$!
+}
+agent_stop() {
+	kill "$agent_pid"; wait "$agent_pid"; agent_pid=""
+	gzip -9f "$OUT/real-$1.jsonl"
+}
+# drop one file's pages from the page cache (not the whole machine's)
+uncache() { python3 -c 'import os,sys; fd=os.open(sys.argv[1],os.O_RDONLY); os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED)' "$1"; }
 
 sc_idle() { mkcg idle 256; spawn python3 "$TOOLS/workload.py" anon 32; record idle; cleanup; }
 sc_filethrash() {
@@ -84,7 +109,38 @@ sc_madvfree() {
 	spawn python3 "$TOOLS/workload.py" read "$WORK/mid"; record madvfree; cleanup
 }
 
-list=${*:-idle filethrash anonchurn coldanon writeback madvfree}
+# healthy but busy (must not alert), recorded with the agent
+sc_streamread() { # a 6 GiB file read once at 48 MiB/s by a 256 MiB cgroup: use-once cache
+	mkfile0 "$WORK/stream" 6144; uncache "$WORK/stream"
+	mkcg streamread 256; agent_start streamread; sleep 5
+	spawn python3 "$TOOLS/workload.py" stream "$WORK/stream" 48; sleep 120
+	agent_stop streamread; cleanup; rm -f "$WORK/stream"
+}
+sc_fsyncwrite() { # 1 GiB files written with an fsync every 128 MiB by a 512 MiB cgroup
+	mkcg fsyncwrite 512; agent_start fsyncwrite; sleep 5
+	spawn python3 "$TOOLS/workload.py" fsyncwrite "$WORK/synced" 1024 128; sleep 100
+	agent_stop fsyncwrite; cleanup; rm -f "$WORK/synced"
+}
+sc_swapburst() { # 448 MiB of anon touched once in a 256 MiB cgroup, then 64 MiB of it hot
+	mkswap_on 1024; mkcg swapburst 256; agent_start swapburst; sleep 10
+	spawn python3 "$TOOLS/workload.py" swapburst 448 64; sleep 110
+	agent_stop swapburst; cleanup
+}
+sc_cpubusy() { # one busy loop per CPU, 32 MiB of anon, no limit reached
+	mkcg cpubusy 256; agent_start cpubusy; sleep 5
+	spawn python3 "$TOOLS/workload.py" anon 32
+	for _ in $(seq "$(nproc)"); do spawn python3 "$TOOLS/workload.py" cpu; done
+	sleep 110; agent_stop cpubusy; cleanup
+}
+# a positive control recorded with the agent: sc_filethrash's workload
+sc_agentfilethrash() {
+	mkfile "$WORK/big" 1024; uncache "$WORK/big"
+	mkcg agentfilethrash 256; agent_start agentfilethrash; sleep 5
+	spawn python3 "$TOOLS/workload.py" read "$WORK/big"; sleep 100
+	agent_stop agentfilethrash; cleanup
+}
+
+list=${*:-idle filethrash anonchurn coldanon writeback madvfree streamread fsyncwrite swapburst cpubusy agentfilethrash}
 for s in $list; do
 	echo "scenario $s: $(date -u +%T)"
 	"sc_$s"
