@@ -22,7 +22,7 @@ enum {
 	OPT_LISTEN = 256, OPT_DB, OPT_TOKEN, OPT_TOKENS_FILE, OPT_INSECURE, OPT_WEB,
 	OPT_READ_TOKEN, OPT_SCHEMA, OPT_RETENTION, OPT_ROLLUP_RETENTION, OPT_MAX_BODY, OPT_THREADS,
 	OPT_MAX_CONN, OPT_TIMEOUT, OPT_POOL, OPT_RATE, OPT_LOG_LEVEL, OPT_HELP, OPT_VERSION,
-	OPT_TLS_CERT, OPT_TLS_KEY,
+	OPT_TLS_CERT, OPT_TLS_KEY, OPT_DB_TOKENS,
 };
 
 struct opt_def {
@@ -50,6 +50,7 @@ static const struct opt_def opts[] = {
 	{ "pool", 1, OPT_POOL, "VMSCOPE_POOL" },
 	{ "rate-limit", 1, OPT_RATE, "VMSCOPE_RATE_LIMIT" },
 	{ "log-level", 1, OPT_LOG_LEVEL, "VMSCOPE_LOG_LEVEL" },
+	{ "db-tokens", 0, OPT_DB_TOKENS, "VMSCOPE_DB_TOKENS" },
 	{ "tls-cert", 1, OPT_TLS_CERT, "VMSCOPE_TLS_CERT" },
 	{ "tls-key", 1, OPT_TLS_KEY, "VMSCOPE_TLS_KEY" },
 	{ "help", 0, OPT_HELP, NULL },
@@ -65,6 +66,8 @@ void config_usage(FILE *out)
 	      "  --db CONNINFO           PostgreSQL conninfo or URI (required)\n"
 	      "  --token TOKEN           an ingest token (repeatable; env: whitespace-separated)\n"
 	      "  --tokens-file FILE      ingest tokens, one a line (# comments)\n"
+	      "  --db-tokens             start without --token: the database's tokens only\n"
+	      "                          (vmscope-server token add; they are always accepted)\n"
 	      "  --insecure-no-auth      accept ingest without a token (development only)\n"
 	      "  --read-token TOKEN      require this token for reads (API, /metrics)\n"
 	      "  --web DIR               dashboard files (default " VMSCOPE_WEB_DIR ")\n"
@@ -229,6 +232,7 @@ static int apply(struct server_config *c, const struct opt_def *o, const char *v
 	case OPT_TOKEN: return add_token_list(c, v, "--token", err, errlen);
 	case OPT_TOKENS_FILE: return read_tokens_file(c, v, err, errlen);
 	case OPT_INSECURE: c->insecure_no_auth = v ? env_true(v) : true; return 0;
+	case OPT_DB_TOKENS: c->db_tokens = v ? env_true(v) : true; return 0;
 	case OPT_WEB: return set_str(&c->web_dir, v, err, errlen);
 	case OPT_READ_TOKEN:
 		if (!token_ok(v))
@@ -407,9 +411,10 @@ int config_check(const struct server_config *c, char *err, size_t errlen)
 		return fail(err, errlen, "no database: give --db CONNINFO or set VMSCOPE_DB");
 	if (!c->tls_cert != !c->tls_key)
 		return fail(err, errlen, "TLS needs both --tls-cert FILE and --tls-key FILE");
-	if (c->ntokens == 0 && !c->insecure_no_auth)
+	if (c->ntokens == 0 && !c->insecure_no_auth && !c->db_tokens)
 		return fail(err, errlen, "no ingest token: give --token TOKEN or --tokens-file FILE "
-			    "(or VMSCOPE_TOKEN / VMSCOPE_TOKENS_FILE); --insecure-no-auth accepts "
+			    "(or VMSCOPE_TOKEN / VMSCOPE_TOKENS_FILE), or --db-tokens to use only the tokens of "
+			    "`vmscope-server token add`; --insecure-no-auth accepts "
 			    "samples from anyone, for local development only");
 	return 0;
 }

@@ -20,6 +20,7 @@ struct server_config {
 	char **tokens;		/* ingest tokens */
 	size_t ntokens;
 	bool insecure_no_auth;
+	bool db_tokens;		/* may start without static tokens (tokens.h) */
 	char *read_token;	/* NULL: reads are open */
 	char *web_dir;
 	char *schema_dir;

@@ -93,4 +93,27 @@ post_with "$READ" "$(e2e_sample tok-06 $((NOW - 10)))"
 check_status 401 "the read token cannot post"
 
 e2e_server_stop
+
+# --- --db-tokens: a server with no --token at all, only the table's
+"$SERVER" --db "$E2E_DB" --schema "$E2E_ROOT/schema" >"$E2E_DIR/notok.log" 2>&1
+check_eq "$?" 2 "without --token nor --db-tokens the server does not start"
+check "the message names --db-tokens" grep -q -- "--db-tokens" "$E2E_DIR/notok.log"
+port=$("$E2E_ROOT/scripts/freeport.sh")
+E2E_URL="http://127.0.0.1:$port"
+E2E_LOG="$E2E_DIR/dbtokens.log"
+"$SERVER" --listen "127.0.0.1:$port" --db "$E2E_DB" --schema "$E2E_ROOT/schema" --db-tokens \
+	--web "$E2E_ROOT/web" >"$E2E_LOG" 2>&1 &
+E2E_PID=$!
+E2E_PIDS+=("$E2E_PID")
+for _ in $(seq 300); do
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "$E2E_URL/healthz")" = 200 ] && break
+	sleep 0.1
+done
+post_with "$T2" "$(e2e_sample tok-07 $((NOW - 5)))"
+check_status 202 "--db-tokens: a table token posts"
+post_with "$T1" "$(e2e_sample tok-07 $((NOW - 4)))"
+check_status 401 "--db-tokens: the revoked token is refused"
+post_with "$E2E_TOKEN" "$(e2e_sample tok-07 $((NOW - 3)))"
+check_status 401 "--db-tokens: a token the server was not given is refused"
+e2e_server_stop
 e2e_done
