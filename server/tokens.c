@@ -16,14 +16,19 @@ struct hashes {
 	size_t n;
 };
 
+/* One thread at a time refreshes the table copy, outside any lock the
+ * other requests wait for: they keep checking against the previous copy
+ * meanwhile, so a slow or unreachable database never stalls ingest here. */
 struct tokens {
 	struct hashes statics;		/* immutable after tokens_new */
 	char *conninfo;			/* owned; NULL: no table */
-	pthread_mutex_t mu;		/* guards what follows */
+	pthread_rwlock_t rw;		/* guards db */
 	struct hashes db;		/* the table's unrevoked tokens */
+	pthread_mutex_t mu;		/* guards the three below */
 	int64_t db_at_ms;		/* when db was last refreshed (or tried) */
 	bool db_tried;
-	PGconn *conn;			/* owned; NULL until first needed */
+	bool refreshing;		/* a thread is in refresh(); it owns conn */
+	PGconn *conn;			/* owned; used only by the refreshing thread */
 };
 
 static void sha256(const char *s, size_t n, unsigned char out[TOKENS_HASH_LEN])
@@ -87,6 +92,7 @@ struct tokens *tokens_new(char *const *statics, size_t n, const char *conninfo)
 	if (!t)
 		return NULL;
 	pthread_mutex_init(&t->mu, NULL);
+	pthread_rwlock_init(&t->rw, NULL);
 	if (n && !(t->statics.h = calloc(n, sizeof(*t->statics.h))))
 		goto fail;
 	for (size_t i = 0; i < n; i++)
@@ -110,6 +116,7 @@ void tokens_free(struct tokens *t)
 	free(t->db.h);
 	free(t->conninfo);
 	pthread_mutex_destroy(&t->mu);
+	pthread_rwlock_destroy(&t->rw);
 	free(t);
 }
 
@@ -118,7 +125,8 @@ size_t tokens_nkeys(void)
 	return TOKENS_DB_KEY0 + TOKENS_DB_MAX;
 }
 
-/* Re-reads the table into t->db; called with t->mu held. On a database
+/* Re-reads the table into t->db; called by the one refreshing thread,
+ * without t->mu. On a database
  * error the previous copy stays (a table that cannot be read revokes
  * nothing and adds nothing) and the error is logged. */
 static void refresh(struct tokens *t)
@@ -159,8 +167,11 @@ static void refresh(struct tokens *t)
 		if (parse_hex(PQgetvalue(r, (int)i, 0), fresh.h[fresh.n]) == 0)
 			fresh.n++;
 	PQclear(r);
-	free(t->db.h);
+	pthread_rwlock_wrlock(&t->rw);
+	struct hashes old = t->db;
 	t->db = fresh;
+	pthread_rwlock_unlock(&t->rw);
+	free(old.h);
 }
 
 /* Index of the match among hs (every entry compared), or -1. */
@@ -185,13 +196,23 @@ int tokens_check(struct tokens *t, const char *tok, size_t len, int64_t now_ms)
 		return i;
 	if (!t->conninfo)
 		return -1;
+	bool mine = false;
 	pthread_mutex_lock(&t->mu);
-	if (!t->db_tried || now_ms - t->db_at_ms >= TOKENS_CACHE_MS || now_ms < t->db_at_ms) {
-		refresh(t);
+	if (!t->refreshing && (!t->db_tried || now_ms - t->db_at_ms >= TOKENS_CACHE_MS ||
+			       now_ms < t->db_at_ms)) {
+		t->refreshing = mine = true;
 		t->db_tried = true;
 		t->db_at_ms = now_ms;
 	}
-	i = find(&t->db, h);
 	pthread_mutex_unlock(&t->mu);
+	if (mine) {
+		refresh(t);
+		pthread_mutex_lock(&t->mu);
+		t->refreshing = false;
+		pthread_mutex_unlock(&t->mu);
+	}
+	pthread_rwlock_rdlock(&t->rw);
+	i = find(&t->db, h);
+	pthread_rwlock_unlock(&t->rw);
 	return i < 0 ? -1 : TOKENS_DB_KEY0 + i;
 }

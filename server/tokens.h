@@ -8,7 +8,8 @@
  *
  * Ownership: tokens_new returns a set the caller frees with tokens_free;
  * it opens its own database connection (lazily, on the first check). The
- * set is safe to use from many threads at once. */
+ * set is safe to use from many threads at once; while one of them re-reads
+ * the table the others check against the previous copy. */
 #ifndef VMSCOPE_TOKENS_H
 #define VMSCOPE_TOKENS_H
 
