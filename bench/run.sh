@@ -11,7 +11,8 @@
 #  3. host-level only (no cgroups) for BENCH_SIZE_S (20) s: bytes per host-level sample;
 #  4. bulk-loads BENCH_QHOSTS (1000) hosts x BENCH_QHOURS (24) h plus 10 hosts x 7 days
 #     of 10 s data through the storage layer, then measures p50/p99 of the alerts list,
-#     the fleet overview and one host's 24-hour and 7-day series.
+#     the fleet overview (1 h and 24 h windows) and one host's 24-hour and 7-day series.
+#     BENCH_WEEK_HOSTS (10) / BENCH_WEEK_CGROUPS (20) size the 7-day hosts.
 # Results: a table on stdout and bench/out/results.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +27,7 @@ QHOURS=${BENCH_QHOURS:-24}
 RESULTS=$OUT/results.jsonl
 : >"$RESULTS"
 
-need_gb=$(( (QHOSTS * QHOURS * 360 * 600 + 10 * 168 * 360 * 12000) / 1000000000 + 5 ))
+need_gb=$(( (QHOSTS * QHOURS * 360 * 600 + ${BENCH_WEEK_HOSTS:-10} * 168 * 360 * 12000) / 1000000000 + 5 ))
 free_gb=$(df -Pk "$OUT" | awk 'NR==2 {print int($4/1048576)}')
 if [ "$free_gb" -lt "$need_gb" ]; then
 	echo "bench: needs about ${need_gb} GB free in $OUT, only ${free_gb} GB; set BENCH_QHOSTS/BENCH_QHOURS lower" >&2
@@ -114,7 +115,7 @@ stop_server
 DB=$(mkdb bench_query)
 "$BIN/vmscope-bulkload" --db "$DB" --prefix fleet --hosts "$QHOSTS" --hours "$QHOURS" --cgroups 0 --threads 2 |
 	python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"bulkload_fleet",**r}))' >>"$RESULTS"
-"$BIN/vmscope-bulkload" --db "$DB" --prefix week --hosts 10 --hours 168 --cgroups 20 --threads 2 |
+"$BIN/vmscope-bulkload" --db "$DB" --prefix week --hosts "${BENCH_WEEK_HOSTS:-10}" --hours 168 --cgroups "${BENCH_WEEK_CGROUPS:-20}" --threads 2 |
 	python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"bulkload_week",**r}))' >>"$RESULTS"
 # a realistic alert history: 20,000 resolved alerts over the day and 50 open ones
 psql "$DB" -v ON_ERROR_STOP=1 -q <<'SQL'
@@ -133,7 +134,7 @@ start_server "$DB"
 now=$(date +%s)
 S="http://127.0.0.1:$SPORT"
 for u in "$S/api/v1/alerts" "$S/api/v1/alerts?state=open" "$S/api/v1/alerts?host=fleet-00007&since=$((now-86400))" \
-	"$S/api/v1/fleet?window=3600&points=60" "$S/api/v1/hosts" \
+	"$S/api/v1/fleet?window=3600&points=60" "$S/api/v1/fleet?window=86400&points=288" "$S/api/v1/hosts" \
 	"$S/api/v1/hosts/fleet-00001/series?metric=vmstat.pgscan_kswapd&since=$((now-86400))&points=300" \
 	"$S/api/v1/hosts/fleet-00001/series?metric=vmstat.pgscan_kswapd&since=$((now-86400))" \
 	"$S/api/v1/hosts/week-00001/series?metric=vmstat.workingset_refault_file&since=$((now-7*86400))&points=500" \
