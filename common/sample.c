@@ -60,8 +60,15 @@ static int cmp_field(const void *a, const void *b)
 
 int sset_sort(struct sset *m)
 {
-	if (m->n > 1)
-		qsort(m->f, m->n, sizeof(*m->f), cmp_field);
+	/* Agents send the same keys in the same order every time and ids are
+	 * given in first-seen order, so a set is usually sorted already: a
+	 * linear check saves the qsort (9% of ingest parsing, callgrind). */
+	size_t k = 1;
+	while (k < m->n && m->f[k].id > m->f[k - 1].id)
+		k++;
+	if (k >= m->n)
+		return 0;
+	qsort(m->f, m->n, sizeof(*m->f), cmp_field);
 	for (size_t i = 1; i < m->n; i++)
 		if (m->f[i].id == m->f[i - 1].id)
 			return -1;

@@ -33,11 +33,16 @@ static int fail(char *err, const char *fmt, ...)
 static uint32_t intern2(const char *prefix, const char *key)
 {
 	char buf[256];
-	int n = snprintf(buf, sizeof(buf), "%s%s", prefix, key);
+	size_t lp = strlen(prefix), lk = strlen(key);
 
-	if (n < 0 || (size_t)n >= sizeof(buf))
+	/* memcpy, not snprintf: this runs ~1,500 times per 20-cgroup sample
+	 * and snprintf was 12% of ingest parsing (callgrind) */
+	if (lp + lk >= sizeof(buf))
 		return 0;
-	return dict_intern(buf, (size_t)n);
+	memcpy(buf, prefix, lp);
+	memcpy(buf + lp, key, lk);
+	buf[lp + lk] = '\0';
+	return dict_intern(buf, lp + lk);
 }
 
 static int add_field(struct sset *m, const char *prefix, const char *key, int64_t v,
