@@ -10,6 +10,7 @@
 #include "api_fleet.h"
 #include "api_read.h"
 #include "auth.h"
+#include "conn_watch.h"
 #include "ingest.h"
 #include "log.h"
 #include "metrics.h"
@@ -30,6 +31,7 @@
 struct http_server {
 	struct MHD_Daemon *d;
 	struct tls_pem pem;	/* --tls-cert / --tls-key, kept while d runs */
+	struct conn_watch *watch; /* header deadlines (slowloris) */
 };
 
 static int64_t mono_us(void)
@@ -126,6 +128,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rq->t0_us = mono_us();
 		rq->path = strdup(url);
 		*con_cls = rq;
+		conn_watch_request_begins(conn);
 		if (!rq->path)
 			return MHD_NO;
 		route_match(url, &rq->route);
@@ -152,7 +155,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct request *rq = *con_cls;
 
 	(void)cls;
-	(void)conn;
+	conn_watch_request_ends(conn);
 	if (!rq)
 		return;
 	double ms = (double)(mono_us() - rq->t0_us) / 1000.0;
@@ -260,6 +263,13 @@ struct http_server *http_start(struct app *app, char *err, size_t errlen)
 		tls_opts[2] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 		flags |= MHD_USE_TLS;
 	}
+	srv->watch = cfg->timeout_s > 0 ? conn_watch_start((unsigned)cfg->timeout_s) : NULL;
+	if (cfg->timeout_s > 0 && !srv->watch) {
+		snprintf(err, errlen, "could not start a thread");
+		tls_pem_release(&srv->pem);
+		free(srv);
+		return NULL;
+	}
 	srv->d = MHD_start_daemon(
 		flags, (uint16_t)port, NULL, NULL, on_request, app,
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
@@ -269,6 +279,7 @@ struct http_server *http_start(struct app *app, char *err, size_t errlen)
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->timeout_s,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, app,
+		MHD_OPTION_NOTIFY_CONNECTION, conn_watch_notify, srv->watch,
 		MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, NULL,
 		MHD_OPTION_ARRAY, tls_opts,
 		MHD_OPTION_END);
@@ -278,6 +289,7 @@ struct http_server *http_start(struct app *app, char *err, size_t errlen)
 			 "certificate and key do not match / cannot be parsed)" :
 			 "could not listen on %s (address in use or not local?)", cfg->listen);
 		tls_pem_release(&srv->pem);
+		conn_watch_stop(srv->watch);
 		free(srv);
 		return NULL;
 	}
@@ -290,5 +302,6 @@ void http_stop(struct http_server *srv)
 		return;
 	MHD_stop_daemon(srv->d);
 	tls_pem_release(&srv->pem);
+	conn_watch_stop(srv->watch);
 	free(srv);
 }

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # test_slow_clients.sh - slow and many clients (issue 7 item 3):
 #   A. a slowloris of 500 connections, each trickling a partial request
-#      header a byte at a time, while a real agent posts every second: the
+#      header a byte a second, while a real agent posts every second: the
 #      agent's samples are still answered 202 and stored as they are taken,
-#      and /healthz still answers promptly;
+#      /healthz still answers promptly, and the slow connections are closed
+#      once --timeout has passed without a complete header (conn_watch.c:
+#      libmicrohttpd's own timeout is only an idle timeout);
 #   B. --timeout: a connection that sends nothing (or stops sending) is
 #      closed by the server after about --timeout seconds;
 #   C. --max-connections: with the limit taken by idle sockets, connections
 #      beyond it are closed at once, and once the idle ones time out a
 #      client is served again (idle sockets cannot starve agents for longer
-#      than --timeout).
+#      than --timeout);
+#   D. the limit taken by connections trickling a header byte every 0.5 s
+#      (never idle): they are closed after --timeout and a client is served
+#      again.
 # The per-token --rate-limit (429 + Retry-After) is tested in test_ingest.sh.
 . "$(dirname "$0")/_lib.sh"
 AGENT=${AGENT:-$E2E_ROOT/bin/san/vmscope-agent}
@@ -21,7 +26,7 @@ printf '%s\n' "$E2E_TOKEN" >"$E2E_DIR/token"
 chmod 600 "$E2E_DIR/token"
 HOST=slow-$$
 PORT=${E2E_URL##*:}
-python3 - "$PORT" 500 25 >"$E2E_DIR/loris.out" 2>&1 <<'PY' &
+python3 - "$PORT" 500 16 >"$E2E_DIR/loris.out" 2>&1 <<'PY' &
 # slowloris: N connections, a partial header each, one more header byte per
 # connection every second, for S seconds; prints how many stayed open
 import socket, sys, time
@@ -71,12 +76,13 @@ grep -q 'samples taken' "$E2E_DIR/agent.log" && tot=$(grep -o '[0-9]* samples ta
 check_eq "$(awk '{print $6}' <<<"${tot:-}")" "$(awk '{print $1}' <<<"${tot:-}")" "the agent delivered every sample it took (${tot:-no totals})"
 wait "$LORIS"
 cat "$E2E_DIR/loris.out"
+check "the 500 trickling connections were closed after --timeout 10" grep -q "open at the end 0" "$E2E_DIR/loris.out"
 e2e_server_stop
 
 # B and C. a small limit and a short timeout
 e2e_server_start --max-connections 32 --timeout 2 --threads 2
 PORT=${E2E_URL##*:}
-check "idle and stalled connections are closed after --timeout; beyond --max-connections at once; served again after" \
+check "idle, stalled and trickling connections are closed after --timeout; beyond --max-connections at once; served again after" \
 	python3 - "$PORT" <<'PY'
 import socket, sys, time
 port = int(sys.argv[1])
@@ -135,6 +141,44 @@ assert status and status.startswith(b"HTTP/1.1 200"), f"not served after the idl
 print(f"C: served again after {time.time() - t:.1f} s")
 for s in idle + extra + [silent, stalled]:
     s.close()
+
+# D: the limit taken by trickling connections (a header byte every 0.5 s)
+time.sleep(3)  # the closed ones are gone
+loris = []
+for _ in range(48):
+    try:
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        loris.append(s)
+    except OSError:
+        pass
+t = time.time()
+status = None
+while time.time() - t < 20:
+    for s in list(loris):
+        try:
+            s.send(b"a")
+        except OSError:
+            loris.remove(s)
+    try:
+        status = get_healthz(0.5)
+        if status.startswith(b"HTTP/1.1 200"):
+            break
+    except OSError:
+        pass
+    time.sleep(0.5)
+assert status and status.startswith(b"HTTP/1.1 200"), f"trickling connections starve clients: {status}"
+print(f"D: served after {time.time() - t:.1f} s with the limit taken by trickling connections")
+t = time.time()
+while loris and time.time() - t < 10:
+    for s in list(loris):
+        try:
+            s.send(b"a")
+        except OSError:
+            loris.remove(s)
+    time.sleep(0.5)
+assert not loris, f"{len(loris)} trickling connections still open 10 s later"
+print("D: every trickling connection closed")
 PY
 cat "$E2E_DIR/check.out"
 e2e_server_stop
