@@ -121,6 +121,12 @@ sc_fsyncwrite() { # 1 GiB files written with an fsync every 128 MiB by a 512 MiB
 	spawn python3 "$TOOLS/workload.py" fsyncwrite "$WORK/synced" 1024 128; sleep 100
 	agent_stop fsyncwrite; cleanup; rm -f "$WORK/synced"
 }
+sc_fsyncbig() { # 2 GiB files with an fsync every 256 MiB by a 512 MiB cgroup: half its
+	# memory under writeback after each fsync, still nothing dirty for reclaim
+	mkcg fsyncbig 512; agent_start fsyncbig; sleep 5
+	spawn python3 "$TOOLS/workload.py" fsyncwrite "$WORK/synced" 2048 256; sleep 100
+	agent_stop fsyncbig; cleanup; rm -f "$WORK/synced"
+}
 sc_swapburst() { # 448 MiB of anon touched once in a 256 MiB cgroup, then 64 MiB of it hot
 	mkswap_on 1024; mkcg swapburst 256; agent_start swapburst; sleep 10
 	spawn python3 "$TOOLS/workload.py" swapburst 448 64; sleep 110
@@ -140,7 +146,7 @@ sc_agentfilethrash() {
 	agent_stop agentfilethrash; cleanup
 }
 
-list=${*:-idle filethrash anonchurn coldanon writeback madvfree streamread fsyncwrite swapburst cpubusy agentfilethrash}
+list=${*:-idle filethrash anonchurn coldanon writeback madvfree streamread fsyncwrite fsyncbig swapburst cpubusy agentfilethrash}
 for s in $list; do
 	echo "scenario $s: $(date -u +%T)"
 	"sc_$s"
