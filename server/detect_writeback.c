@@ -12,8 +12,11 @@
  * Cgroup memory.stat has no immediate-reclaim counter: a cgroup gets the
  * host's immediate-reclaim rate in proportion to its share of the host's
  * dirty+writeback pages (they are what reclaim runs into). Its signature:
- * that attributed rate, or a file cache crowded with dirty pages at the
- * cgroup's limit, with reclaim that fails (efficiency, v2) or stalls (PSI).
+ * that attributed rate (or, only when the host's counter is unknown, a file
+ * cache crowded with dirty pages at the cgroup's limit), with reclaim that
+ * fails (efficiency, v2) or stalls (PSI). Dirty pages alone are not it: an
+ * fsync-ing writer keeps half its memory under writeback with reclaim
+ * finding only clean pages.
  */
 #include "detect_kinds.h"
 
@@ -80,7 +83,15 @@ void detect_writeback_storm(const struct dview *v, struct det_result *o)
 		bool crowded = dirty && dw >= 0.25 * file;
 		bool s_imm = det_nz(imm) >= 256 * 1024;	/* the host's, by dirty share */
 		bool pain = s_eff || (psi && v->psi_some >= 0.05);
-		if (pain && ((s_imm && (dirty || at_limit)) || (crowded && at_limit)))
+		/* Reclaim that meets a dirty file page tags it for immediate
+		 * reclaim (mm/vmscan.c, shrink_folio_list): that counter is the
+		 * proof. When it is known and ~0, a cgroup crowded with dirty or
+		 * writeback pages at its limit is a writer flushing its own data
+		 * (fsync) while reclaim takes the clean pages behind it — heavy
+		 * writeback, no storm (real-fsyncbig). Only without the counter
+		 * do dirty pages at the limit stand in for it. */
+		bool blind = isnan(imm);
+		if (pain && ((s_imm && (dirty || at_limit)) || (blind && crowded && at_limit)))
 			o->level = (psi && v->psi_some >= 0.25) || (!isnan(eff) && eff < 0.2) ?
 				   DL_CRITICAL : DL_WARNING;
 		else if (s_imm || (dirty && at_limit))

@@ -26,6 +26,7 @@ struct gen {
 	int is_gauge[MAXK];
 	int cg_on;		/* emit a v1 cgroup /app with its own counters */
 	double cg_refault_rate, cg_refault;
+	double cg_dirty, cg_writeback;	/* bytes, the cgroup's total_dirty/_writeback */
 	double psi_some_rate, psi_some_total;	/* host memory PSI, share 0..1 */
 	int no_psi;
 };
@@ -100,11 +101,12 @@ static void gen_step(struct gen *g, double dt, struct sample *s)
 			"avg300", 0.0, "total", (json_int_t)0));
 	if (g->cg_on) {
 		g->cg_refault += g->cg_refault_rate * dt;
-		json_object_set_new(o, "cgroups", json_pack("[{s:s,s:i,s:{s:I,s:I,s:I,s:I},s:I,s:I}]",
+		json_object_set_new(o, "cgroups", json_pack("[{s:s,s:i,s:{s:I,s:I,s:I,s:I,s:I,s:I},s:I,s:I}]",
 			"path", "/app", "version", 1, "memory_stat",
 			"total_workingset_refault_file", (json_int_t)g->cg_refault,
 			"total_inactive_file", (json_int_t)(100 << 20), "total_inactive_anon", (json_int_t)(1 << 20),
-			"total_pgmajfault", (json_int_t)0,
+			"total_pgmajfault", (json_int_t)0, "total_dirty", (json_int_t)g->cg_dirty,
+			"total_writeback", (json_int_t)g->cg_writeback,
 			"memory_current", (json_int_t)(256 << 20), "memory_max", (json_int_t)(256 << 20)));
 	}
 	if (sample_from_json(s, o, err) < 0) {
@@ -349,6 +351,33 @@ static void test_writeback(void)
 	detect_mem_free(m);
 }
 
+/* A v1 cgroup at its limit with half its file cache dirty or under
+ * writeback and memory PSI 8%: with the host's immediate reclaim at 0 that
+ * is a writer flushing its own data (fsync, real-fsyncbig): no alert. The
+ * same cgroup while reclaim tags dirty pages for immediate reclaim is the
+ * storm, on the cgroup. */
+static void test_cgroup_fsync_is_not_a_storm(void)
+{
+	for (int storm = 0; storm <= 1; storm++) {
+		struct detect_mem *m = detect_mem_new();
+		struct gen g;
+
+		gen_init(&g, storm ? "db-storm" : "db-fsync");
+		g.cg_on = 1;
+		g.cg_dirty = 32 << 20;
+		g.cg_writeback = 32 << 20;
+		set_gauge(&g, "nr_dirty", 8192);	/* pages: the host's 32+32 MiB */
+		set_gauge(&g, "nr_writeback", 8192);
+		set_rate(&g, "nr_vmscan_write", 0);
+		set_rate(&g, "nr_vmscan_immediate_reclaim", storm ? 2000 : 0);
+		g.psi_some_rate = 0.08;
+		run(m, &g, 10, 10);
+		const struct alert_rec *a = find(m, "writeback_storm", "/app");
+		CHECK(storm ? a != NULL : count_kind(m, "writeback_storm") == 0);
+		detect_mem_free(m);
+	}
+}
+
 /* Cgroup-limited thrash (host pgscan_kswapd flat): alert on the cgroup only. */
 static void test_cgroup_scope(void)
 {
@@ -587,6 +616,7 @@ int main(void)
 	test_lazyfree();
 	test_zswap_churn();
 	test_writeback();
+	test_cgroup_fsync_is_not_a_storm();
 	test_cgroup_scope();
 	test_gap();
 	test_reboot_and_stale();
