@@ -1,6 +1,7 @@
 /* api_read.c - read endpoints (see api_read.h). */
 #include "api_read.h"
 #include "metrics.h"
+#include "metrics_fleet.h"
 #include "respond.h"
 #include "store.h"
 #include "timeparse.h"
@@ -50,6 +51,11 @@ enum MHD_Result api_metrics(struct request *rq)
 
 	if (!text)
 		return respond_error(rq, 500, "out of memory", NULL, NULL);
+	/* open alerts and per-host signals (cached a few seconds) */
+	if (metrics_fleet_append(st, time_now_ms(), &text, &len) < 0) {
+		free(text);
+		return respond_error(rq, 500, "out of memory", NULL, NULL);
+	}
 	resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
 		free(text);

@@ -157,6 +157,24 @@ int store_export_open(struct store *st, const char *host, int64_t since_ms, int6
 int store_export_next(struct store_export *x, struct sample *s, char *err, size_t errlen);
 void store_export_close(struct store_export *x);
 
+/* Derived reclaim signals of a host from its two newest stored samples
+ * (server/store_signals.c), for /metrics. A value is NAN when it cannot be
+ * computed (one sample, a reboot or counter reset between the two, the
+ * counters missing, no pages scanned for the efficiency). */
+struct host_signals {
+	char host[HOST_NAME_MAXLEN + 1];
+	int64_t ts_ms;			/* the newest sample */
+	double refault_file_ps;		/* workingset_refault_file (or _refault before 5.9), pages/s */
+	double reclaim_efficiency;	/* pages stolen / pages scanned (kswapd + direct + khugepaged) */
+	double swap_in_ps, swap_out_ps;	/* pswpin / pswpout, pages/s */
+};
+
+/* One entry per host whose newest sample is at or after active_since_ms,
+ * sorted by host, in *out (malloc'd array the caller frees; NULL when
+ * none) and *n. One query; cost grows with the number of active hosts. */
+int store_host_signals(struct store *st, int64_t active_since_ms, struct host_signals **out, size_t *n,
+		       char *err, size_t errlen);
+
 /* Borrow a pooled connection for work outside these calls (the detector
  * engine loads its state at start). Returns NULL when the database is
  * unreachable. Give it back with store_conn_put; pass broken=true when a
