@@ -32,14 +32,14 @@ PY
 	t=$E2E_DIR/trace.jsonl
 	"$REPLAY" "$t" >"$E2E_DIR/replay.json" 2>"$E2E_DIR/replay.err"
 	check_eq "$?" 0 "$name: replay runs"
-	# post the trace in batches of 30 lines, in file order
+	# post the trace in batches of 50 lines (the agent's --batch-max), in file order
 	python3 - "$t" "$E2E_URL" "$E2E_TOKEN" <<'PY' >"$E2E_DIR/post.out" 2>&1
 import gzip, json, sys, urllib.request
 path, url, token = sys.argv[1:]
 op = gzip.open if path.endswith(".gz") else open
 lines = [l for l in op(path, "rt") if l.strip()]
-for i in range(0, len(lines), 30):
-    body = ("[" + ",".join(lines[i:i + 30]) + "]").encode()
+for i in range(0, len(lines), 50):
+    body = ("[" + ",".join(lines[i:i + 50]) + "]").encode()
     req = urllib.request.Request(url + "/api/v1/samples", data=body, method="POST",
         headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=60) as r:
