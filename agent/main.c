@@ -89,9 +89,13 @@ static int sample_to_spool(struct collector *col, struct spool *sp)
 			return -1;
 		long d = spool_drop_oldest(sp);
 		if (d < 0) {
-			alog_error("spool %s: the filesystem is full and nothing older can be dropped",
-				   sp->dir);
-			return -1;
+			/* the older samples are in flight (or there are none): this
+			 * one cannot be kept; it counts as taken and dropped */
+			sp->dropped++;
+			alog_warn("spool %s: filesystem full and nothing older can be dropped now: "
+				  "dropped this sample (%llu dropped in all)", sp->dir,
+				  (unsigned long long)sp->dropped);
+			return 0;
 		}
 		alog_warn("spool %s: filesystem full, dropped the %ld oldest samples (%llu dropped in all)",
 			  sp->dir, d, (unsigned long long)sp->dropped);

@@ -13,7 +13,7 @@ M=$(mktemp -d /tmp/vmscope-enospc.XXXXXX)
 cleanup() {
 	[ -n "${APID:-}" ] && kill -KILL "$APID" 2>/dev/null
 	umount "$M" 2>/dev/null
-	rm -rf "$M" "$M.log"
+	[ -n "${KEEP:-}" ] || rm -rf "$M" "$M.log"
 }
 trap cleanup EXIT
 if ! mount -t tmpfs -o size=256k tmpfs "$M"; then
@@ -61,9 +61,17 @@ for name in sorted(f for f in os.listdir(spool) if f.startswith("seg-")):
     recs += [json.loads(l) for l in data.split(b"\n") if l]
 ts = [r["ts"] for r in recs]
 check(len(recs) + dropped + delivered == taken, f"spooled {len(recs)} + dropped {dropped} = taken {taken}")
-gaps = [round(b - a, 3) for a, b in zip(ts, ts[1:])]
-check(len(recs) > 0 and all(0.05 < g < 0.15 for g in gaps) or (skipped > 0 and all(g > 0 for g in gaps)),
-      f"the spooled samples follow each other at 0.1 s (no hole in the middle)")
+# samples are taken about every 0.1 s (a loaded machine makes some late and
+# skips ticks, counted as skipped; a sample taken after a drop is later
+# still): no more than a few ticks beyond the skipped ones may be missing
+# between the oldest and newest spooled sample (before the fix, every
+# sample after the disk filled was missing; a sample that comes while the
+# older ones are in flight cannot be kept and counts as dropped)
+ticks = [round(t * 10) for t in ts]
+holes = sum(b - a - 1 for a, b in zip(ticks, ticks[1:]))
+check(len(recs) > 0 and all(b > a for a, b in zip(ts, ts[1:])) and holes <= skipped + 3,
+      f"the spooled samples follow each other at 0.1 s, no hole in the middle "
+      f"({holes} missing ticks, {skipped} skipped; gaps {[round(b - a, 3) for a, b in zip(ts, ts[1:])]})")
 last = max(os.path.getmtime(os.path.join(spool, f)) for f in os.listdir(spool) if f.startswith("seg-"))
 check(ts and ts[-1] > last - 1.0, "the newest sample taken is in the spool (the oldest were dropped)")
 print(f"{passed} passed, {failed} failed")
