@@ -132,7 +132,7 @@ static const struct family families[] = {
 	  "File pages refaulted per second (workingset_refault_file; workingset_refault before 5.9), newest two samples.",
 	  offsetof(struct host_signals, refault_file_ps) },
 	{ "vmscope_host_reclaim_efficiency",
-	  "Pages reclaimed per page scanned (pgsteal / pgscan, kswapd + direct + khugepaged), newest two samples.",
+	  "Pages reclaimed per page scanned (pgsteal / pgscan, kswapd + direct), newest two samples.",
 	  offsetof(struct host_signals, reclaim_efficiency) },
 	{ "vmscope_host_swap_in_per_second", "Pages swapped in per second (pswpin), newest two samples.",
 	  offsetof(struct host_signals, swap_in_ps) },

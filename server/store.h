@@ -165,7 +165,7 @@ struct host_signals {
 	char host[HOST_NAME_MAXLEN + 1];
 	int64_t ts_ms;			/* the newest sample */
 	double refault_file_ps;		/* workingset_refault_file (or _refault before 5.9), pages/s */
-	double reclaim_efficiency;	/* pages stolen / pages scanned (kswapd + direct + khugepaged) */
+	double reclaim_efficiency;	/* pages stolen / pages scanned (kswapd + direct) */
 	double swap_in_ps, swap_out_ps;	/* pswpin / pswpout, pages/s */
 };
 

@@ -17,13 +17,13 @@
 
 /* Counters the signals need, vmstat names (pages or events). */
 enum {
-	C_REFAULT_FILE, C_REFAULT, C_SCAN_KSWAPD, C_SCAN_DIRECT, C_SCAN_KHUGEPAGED,
-	C_STEAL_KSWAPD, C_STEAL_DIRECT, C_STEAL_KHUGEPAGED, C_PSWPIN, C_PSWPOUT, C_N
+	C_REFAULT_FILE, C_REFAULT, C_SCAN_KSWAPD, C_SCAN_DIRECT, 
+	C_STEAL_KSWAPD, C_STEAL_DIRECT, C_PSWPIN, C_PSWPOUT, C_N
 };
 static const char *const counter_names[C_N] = {
 	"vmstat.workingset_refault_file", "vmstat.workingset_refault", "vmstat.pgscan_kswapd",
-	"vmstat.pgscan_direct", "vmstat.pgscan_khugepaged", "vmstat.pgsteal_kswapd",
-	"vmstat.pgsteal_direct", "vmstat.pgsteal_khugepaged", "vmstat.pswpin", "vmstat.pswpout",
+	"vmstat.pgscan_direct", "vmstat.pgsteal_kswapd",
+	"vmstat.pgsteal_direct", "vmstat.pswpin", "vmstat.pswpout",
 };
 
 /* The counters of one decoded row. */
@@ -73,8 +73,9 @@ static bool delta_sum(const struct snap *a, const struct snap *b, const int *ks,
 
 static void signals_of(const struct snap *a, const struct snap *b, struct host_signals *o)
 {
-	static const int scan[] = { C_SCAN_KSWAPD, C_SCAN_DIRECT, C_SCAN_KHUGEPAGED };
-	static const int steal[] = { C_STEAL_KSWAPD, C_STEAL_DIRECT, C_STEAL_KHUGEPAGED };
+	/* kswapd + direct, as the fleet view's sparkline (docs/api.md) */
+	static const int scan[] = { C_SCAN_KSWAPD, C_SCAN_DIRECT };
+	static const int steal[] = { C_STEAL_KSWAPD, C_STEAL_DIRECT };
 	double dt = (double)(b->ts - a->ts) / 1000.0, d, s;
 
 	o->refault_file_ps = o->reclaim_efficiency = o->swap_in_ps = o->swap_out_ps = NAN;
@@ -84,7 +85,7 @@ static void signals_of(const struct snap *a, const struct snap *b, struct host_s
 	/* kernels before 5.9 have only the combined workingset_refault */
 	if (delta(a, b, C_REFAULT_FILE, &d) || delta(a, b, C_REFAULT, &d))
 		o->refault_file_ps = d / dt;
-	if (delta_sum(a, b, scan, 3, &s) && s > 0 && delta_sum(a, b, steal, 3, &d))
+	if (delta_sum(a, b, scan, 2, &s) && s > 0 && delta_sum(a, b, steal, 2, &d))
 		o->reclaim_efficiency = d / s;
 	if (delta(a, b, C_PSWPIN, &d))
 		o->swap_in_ps = d / dt;
