@@ -207,7 +207,11 @@ check_status 400 "fleet window"
 check_contains "window:" "fleet error names window"
 req GET "/api/v1/fleet?window=600&points=10"
 check_status 200 "fleet"
-check_jq '[.hosts[] | select(.host == "web-01")][0] as $h | $h.state == "ok" and ($h.stale | type) == "boolean"
+# state follows the open alerts (on a slow machine host_silent may already be open)
+check_jq '[.hosts[] | select(.host == "web-01")][0] as $h
+	| $h.state == (if ($h.open_alerts | length) == 0 then "ok"
+	               elif any($h.open_alerts[]; .severity == "critical") then "critical" else "warning" end)
+	and ($h.stale | type) == "boolean"
 	and ($h.spark | has("psi_memory_some") and has("refault_file") and has("reclaim_efficiency")
 	     and has("swap_in") and has("swap_out"))
 	and ($h.spark.psi_memory_some | length) >= 1 and ($h.spark.psi_memory_some | length) <= 10' \
@@ -282,8 +286,13 @@ req GET /healthz
 check_status 503 "healthz with nothing listening (open without the read token)"
 post "$(e2e_sample down-01 "$NOW")"
 check_status 503 "ingest with nothing listening"
-post "$(e2e_sample down-01 "$NOW")"
-check_status 429 "second ingest within a second with --rate-limit 1"
+# a burst: at 1/s at least one of five back-to-back posts must be limited,
+# however slow this machine is
+for _ in 1 2 3 4 5; do
+	post "$(e2e_sample down-01 "$NOW")"
+	[ "$STATUS" = 429 ] && break
+done
+check_status 429 "a burst of ingests with --rate-limit 1"
 check_header "retry-after: 1" "429 has Retry-After"
 check_json_error "429"
 req GET /api/v1/hosts
