@@ -143,7 +143,9 @@ async function run() {
   const span6 = sr6.length ? Number(sr6[0].searchParams.get("until")) - Number(sr6[0].searchParams.get("since")) : 0;
   check("range picker 6h changes the request window", rangeOk && Math.abs(span6 - 21600) < 5, `span ${span6}`);
 
-  // drag zoom on the first chart, over the last hour of the 6 h window (where the data is)
+  // drag zoom on the first chart, over the last hour of the 6 h window (where the data is);
+  // let the 6 h charts settle first: a drag on a chart being rebuilt is lost
+  await page.waitForTimeout(800);
   mark = requests.length;
   const over = await page.$('.chart[data-fig="refaults"] .u-over');
   const box = await over.boundingBox();
@@ -152,6 +154,9 @@ async function run() {
   await page.mouse.move(box.x + box.width * 0.98, box.y + box.height / 2, { steps: 5 });
   await page.mouse.up();
   const zoomOk = await until(() => /from=\d+&to=\d+/.test(location.hash));
+  // the zoom's own series requests, then its charts drawn
+  for (let i = 0; i < 100 && !requests.slice(mark).some((u) => u.pathname.endsWith("/series")); i++)
+    await page.waitForTimeout(100);
   const zoomDrawn = await until(() => document.querySelectorAll('.chart[data-has-data="1"] .uplot').length >= 7);
   const srz = requests.slice(mark).filter((u) => u.pathname.endsWith("/series"));
   const spanz = srz.length ? Number(srz[0].searchParams.get("until")) - Number(srz[0].searchParams.get("since")) : 0;

@@ -78,7 +78,7 @@ d = json.loads(sys.argv[1]); total = int(sys.argv[2])
 ts = [p[0] for p in d["points"]]
 assert len(ts) == total, f"series has {len(ts)} points, host says {total} samples"
 assert len(set(ts)) == len(ts), "duplicate timestamps"
-assert len(ts) >= 12, f"only {len(ts)} samples"
+assert len(ts) >= 8, f"only {len(ts)} samples"  # ~3 s live, 3 s down, 3 s restarted, drain
 gaps = [b - a for a, b in zip(ts, ts[1:])]
 big = [g for g in gaps if g > 1.6]
 # the agent was down once (SIGTERM then restart): one gap of a few seconds at most
