@@ -11,7 +11,9 @@
                                  10 s agent would have seen) | drop (lose every
                                  5th sample after the first: agent hiccups)
   check.py expect EXPECTED ALERTS_JSON   check replay output against the
-                                 must/never lines; prints what failed, exit 1
+                                 must/never lines: every must is raised, no never
+                                 is, and nothing outside the musts is (the exact
+                                 set); prints what failed, exit 1
 """
 import gzip
 import json
@@ -78,6 +80,17 @@ def expect_list(exp_path, alerts_path):
                 "%s %s (%s)" % (a["kind"], a["cgroup"] or "host", a["summary"]) for a in hits))
         elif verb not in ("must", "never"):
             bad.append("bad line: " + line.strip())
+    # the exact set: every alert raised must be one a `must` line asks for
+    musts = []
+    for line in open(exp_path):
+        p = line.split("#")[0].split()
+        if p and p[0] == "must":
+            musts.append((p[1], p[2] if len(p) > 2 else "*"))
+    extra = [a for a in alerts
+             if not any((k == "*" or a["kind"] == k) and scope_ok(sc, a["cgroup"]) for k, sc in musts)]
+    if extra:
+        bad.append("not in the expected set: %s" % "; ".join(
+            "%s %s (%s)" % (a["kind"], a["cgroup"] or "host", a["summary"]) for a in extra))
     return bad
 
 
