@@ -23,10 +23,14 @@ FLEET_SECONDS=${FLEET_SECONDS:-20}
 # our own cluster, stopped at exit (after the server and the agents)
 PGD=$E2E_DIR/pg
 PGPORT=$("$E2E_ROOT/scripts/freeport.sh")
+# Where the cluster really lives, fixed now: as root, a 0700 temp dir sends it
+# to /var/tmp, and once e2e_cleanup has removed $E2E_DIR the same question
+# would get a different answer (and the cluster would be left running).
+PG_REAL=$("$E2E_ROOT/scripts/pg.sh" dir "$PGD")
 pg_cleanup() {
 	e2e_cleanup
-	"$E2E_ROOT/scripts/pg.sh" stop "$PGD" >/dev/null 2>&1 || true
-	rm -rf "$("$E2E_ROOT/scripts/pg.sh" dir "$PGD" 2>/dev/null)" 2>/dev/null
+	"$E2E_ROOT/scripts/pg.sh" stop "$PG_REAL" >/dev/null 2>&1 || true
+	rm -rf "$PG_REAL" 2>/dev/null
 }
 trap pg_cleanup EXIT
 [ -n "${KEEP:-}" ] && trap - EXIT
