@@ -195,6 +195,23 @@ e2e_sample() {
 
 e2e_now() { date +%s; }
 
+# e2e_shift_trace SRC DST: a recorded trace (JSON lines, plain or .gz) with its
+# timestamps moved so that it ends 2 s ago (inside retention, not ahead of the
+# server's clock)
+e2e_shift_trace() {
+	python3 - "$1" "$2" <<'PY'
+import gzip, json, sys, time
+src, dst = sys.argv[1:]
+op = gzip.open if src.endswith(".gz") else open
+rows = [json.loads(l) for l in op(src, "rt") if l.strip()]
+shift = time.time() - 2 - max(r["ts"] for r in rows)
+with open(dst, "w") as f:
+    for r in rows:
+        r["ts"] = round(r["ts"] + shift, 3)
+        f.write(json.dumps(r) + "\n")
+PY
+}
+
 e2e_done() {
 	echo "$E2E_PASS passed, $E2E_FAIL failed"
 	[ "$E2E_FAIL" = 0 ]

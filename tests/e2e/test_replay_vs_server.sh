@@ -27,17 +27,7 @@ traces=("$E2E_ROOT"/tests/corpus/*.jsonl*)
 check "the corpus has traces" test "${#traces[@]}" -ge 1
 for t in "${traces[@]}"; do
 	name=$(basename "$t")
-	python3 - "$t" "$E2E_DIR/trace.jsonl" <<'PY'
-import gzip, json, sys, time
-src, dst = sys.argv[1:]
-op = gzip.open if src.endswith(".gz") else open
-rows = [json.loads(l) for l in op(src, "rt") if l.strip()]
-shift = time.time() - 2 - max(r["ts"] for r in rows)
-with open(dst, "w") as f:
-    for r in rows:
-        r["ts"] = round(r["ts"] + shift, 3)
-        f.write(json.dumps(r) + "\n")
-PY
+	e2e_shift_trace "$t" "$E2E_DIR/trace.jsonl"
 	t=$E2E_DIR/trace.jsonl
 	"$REPLAY" "$t" >"$E2E_DIR/replay.json" 2>"$E2E_DIR/replay.err"
 	check_eq "$?" 0 "$name: replay runs"
