@@ -33,3 +33,29 @@ fi
 
 # the dashboard's uPlot (npm) and the browser test's nodejs/chromium
 "$(dirname "$0")/web-deps.sh"
+
+# promtool (tests/e2e/test_metrics.sh runs `promtool check metrics`). Debian
+# ships it only inside the prometheus server package, whose postinst adds a
+# user and starts a Prometheus on :9090. So the .deb is fetched with
+# `apt-get download` (verified against the signed archive index like any
+# apt download) and only usr/bin/promtool is extracted into .tools/bin: no
+# service, no user, nothing outside this checkout. A promtool on PATH wins.
+TOOLS="$(cd "$(dirname "$0")/.." && pwd)/.tools"
+if ! command -v promtool >/dev/null && [ ! -x "$TOOLS/bin/promtool" ]; then
+	echo "deps: fetching promtool from Debian's prometheus package into $TOOLS/bin" >&2
+	dl=$(mktemp -d)
+	# apt drops privileges to _apt for downloads: let it write there
+	if [ "$(id -u)" = 0 ] && id _apt >/dev/null 2>&1; then chown _apt "$dl"; fi
+	if ! (cd "$dl" && apt-get download -qq prometheus 2>/dev/null); then
+		SUDO=
+		[ "$(id -u)" = 0 ] || SUDO=sudo
+		$SUDO apt-get update -qq
+		(cd "$dl" && apt-get download -qq prometheus)
+	fi
+	mkdir -p "$TOOLS/bin"
+	dpkg-deb --fsys-tarfile "$dl"/prometheus_*.deb | tar -x -O ./usr/bin/promtool >"$TOOLS/bin/promtool.new"
+	chmod 0755 "$TOOLS/bin/promtool.new"
+	mv "$TOOLS/bin/promtool.new" "$TOOLS/bin/promtool"
+	rm -rf "$dl"
+	"$TOOLS/bin/promtool" --version 2>&1 | head -1 >&2
+fi

@@ -1,15 +1,37 @@
 #!/usr/bin/env bash
 # test_metrics.sh - GET /metrics (docs/api.md, issue 8.1): valid Prometheus
-# text exposition, checked by tests/e2e/_promcheck.py (a strict parser
-# standing in for `promtool check metrics`, which comes with the heavy
-# Debian prometheus package; the checker is first shown to refuse broken
-# expositions), before and after data arrives; vmscope_alert_active has
+# text exposition, checked twice before and after data arrives: by the real
+# `promtool check metrics` (Debian's prometheus package; scripts/deps.sh
+# extracts promtool alone into .tools/bin, a promtool on PATH wins) and by
+# tests/e2e/_promcheck.py, a strict parser that also refuses what promtool
+# 2.42 lets through (a duplicate series, a family split in two); both are
+# first shown to refuse broken expositions; vmscope_alert_active has
 # exactly the open alerts of /api/v1/alerts?state=open (host-wide and cgroup
 # ones); the derived host signals have the values two known samples give,
 # and a newer sample shows after the cache period.
 . "$(dirname "$0")/_lib.sh"
 CHECKER="$E2E_ROOT/tests/e2e/_promcheck.py"
+PROMTOOL=${PROMTOOL:-$(command -v promtool || echo "$E2E_ROOT/.tools/bin/promtool")}
 e2e_init metrics
+
+# promtool check metrics: exit 0 and no output for a clean exposition (it
+# prints lint problems and exits 3, or a parse error and exits 1)
+promtool_ok() {
+	local out rc
+	out=$("$PROMTOOL" check metrics 2>&1 <"$1")
+	rc=$?
+	[ "$rc" = 0 ] && [ -z "$out" ] && return 0
+	echo "promtool (exit $rc): $out" >&2
+	return 1
+}
+check "promtool is there ($PROMTOOL; make deps fetches it)" test -x "$PROMTOOL"
+"$PROMTOOL" --version 2>&1 | head -1
+printf '# HELP c x\n# TYPE c counter\nc 1\n' >"$E2E_DIR/bad1.txt"
+printf '# HELP d x\n# TYPE d gauge\nd{l="a\\qb"} 1\n' >"$E2E_DIR/bad2.txt"
+printf '# HELP ok_total x\n# TYPE ok_total counter\nok_total{a="q"} 1\n' >"$E2E_DIR/good.txt"
+check "promtool refuses a counter without _total" bash -c "! \"$PROMTOOL\" check metrics <\"$E2E_DIR/bad1.txt\" >/dev/null 2>&1"
+check "promtool refuses a bad escape" bash -c "! \"$PROMTOOL\" check metrics <\"$E2E_DIR/bad2.txt\" >/dev/null 2>&1"
+check "promtool accepts a valid exposition" promtool_ok "$E2E_DIR/good.txt"
 
 # --- the checker refuses what promtool refuses ---
 bad_expo() {
@@ -33,6 +55,8 @@ e2e_server_start
 req GET /metrics
 check_status 200 "/metrics answers"
 check "an empty server's /metrics is valid exposition" python3 "$CHECKER" <<<"$BODY"
+printf '%s\n' "$BODY" >"$E2E_DIR/empty.txt"
+check "promtool check metrics passes an empty server's /metrics" promtool_ok "$E2E_DIR/empty.txt"
 check_contains "# TYPE vmscope_alert_active gauge" "alert family present with no alerts"
 
 # --- two traces with open alerts (cgroup ones and host-wide ones) ---
@@ -68,6 +92,7 @@ req GET /metrics
 check_status 200 "/metrics answers with data"
 printf '%s\n' "$BODY" >"$E2E_DIR/metrics.txt"
 check "/metrics with alerts and signals is valid exposition" python3 "$CHECKER" <"$E2E_DIR/metrics.txt"
+check "promtool check metrics passes /metrics with alerts and signals" promtool_ok "$E2E_DIR/metrics.txt"
 req GET "/api/v1/alerts?state=open&limit=10000"
 printf '%s\n' "$BODY" >"$E2E_DIR/open.json"
 check "vmscope_alert_active lists exactly the open alerts" python3 - "$E2E_DIR/open.json" "$E2E_DIR/metrics.txt" <<'PY'
@@ -103,6 +128,7 @@ check_eq "$(val vmscope_host_refault_file_per_second)" 10 "refaults from the new
 check_eq "$(val vmscope_host_reclaim_efficiency)" "" "no efficiency when nothing was scanned"
 check_eq "$(val vmscope_host_swap_out_per_second)" 0 "swap-out 0 when flat"
 check "still valid exposition" python3 "$CHECKER" <"$E2E_DIR/metrics.txt"
+check "promtool still passes it" promtool_ok "$E2E_DIR/metrics.txt"
 
 e2e_server_stop
 e2e_done
