@@ -13,7 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
+
+#ifndef CGROUP_SUPER_MAGIC
+#define CGROUP_SUPER_MAGIC 0x27e0eb
+#endif
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
 
 #define WALK_BUF_MAX (2u << 20)	/* queue and listing caps */
 
@@ -30,8 +38,12 @@ static int add_hier(struct cg_hiers *hs, int version, const char *mount)
 
 	if (!m)
 		return -1;
+	struct statfs sf;
 	hs->h[hs->n].version = version;
 	hs->h[hs->n].mount = m;
+	hs->h[hs->n].kernfs = statfs(mount, &sf) == 0 &&
+		((unsigned long)sf.f_type == CGROUP_SUPER_MAGIC ||
+		 (unsigned long)sf.f_type == CGROUP2_SUPER_MAGIC);
 	hs->n++;
 	return 0;
 }
@@ -210,11 +222,22 @@ struct linux_dirent64 {
 /* Lists the subdirectories of dirfd into wk->l / wk->names, sorted. Reads
  * the entries with getdents64 into the walk's reused buffer rather than
  * through opendir, which would allocate 32 KiB per directory per sample and
- * cost three more system calls. Returns 0, or -1 when the listing was cut
- * (a buffer cap). The descriptor stays open (the caller's). */
-static int list_subdirs(struct cg_walk *wk, int dirfd)
+ * cost three more system calls. On a real cgroup filesystem (kernfs) two
+ * more calls are saved: a directory's link count there is always 2 plus
+ * its subdirectories (kernfs_refresh_inode), so a leaf cgroup -- most of
+ * them -- is not listed at all, and kernfs fills the getdents buffer as far
+ * as the entries go, so a read leaving room for another record was the
+ * last one. Recorded trees on other filesystems (btrfs and overlayfs report
+ * 1 link for a directory) get the plain listing. Returns 0, or -1 when the
+ * listing was cut (a buffer cap). The descriptor stays open (the caller's). */
+static int list_subdirs(struct cg_walk *wk, int dirfd, bool kernfs)
 {
 	wk->llen = wk->nnames = 0;
+	if (kernfs) {
+		struct stat st;
+		if (fstat(dirfd, &st) == 0 && st.st_nlink == 2)
+			return 0;
+	}
 	if (!wk->dents && !(wk->dents = malloc(CG_DENTS_BUF)))
 		return -1;
 	for (;;) {
@@ -248,6 +271,9 @@ static int list_subdirs(struct cg_walk *wk, int dirfd)
 				return -1;
 			wk->names[wk->nnames++] = at;
 		}
+		/* a record is at most 24 + 256 bytes, rounded to 8 */
+		if (kernfs && n < (long)CG_DENTS_BUF - 288)
+			break;
 	}
 	sort_base = wk->l;
 	if (wk->nnames)
@@ -268,6 +294,10 @@ static int rel_depth(const char *rel)
 	return d;
 }
 
+/* One hierarchy, breadth first from its root. The queue holds the
+ * relative paths (no leading '/') of directories still to visit, the root
+ * as "". A directory is opened only when it is reported or listed, and
+ * then once for both. */
 static int walk_one(struct cg_walk *wk, const struct cg_hier *h, const struct cg_select *sel,
 		    cg_visit_fn fn, void *ctx, int visited)
 {
@@ -284,46 +314,54 @@ static int walk_one(struct cg_walk *wk, const struct cg_hier *h, const struct cg
 		return visited;
 	}
 	for (size_t qoff = 0; qoff < wk->qlen && !wk->truncated;) {
-		int depth = rel_depth(wk->q + qoff);
-		size_t next = qoff + strlen(wk->q + qoff) + 1;
-		int dfd = openat(mfd, wk->q[qoff] ? wk->q + qoff : ".",
-				 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		const char *rel = wk->q + qoff;
+		size_t rlen = strlen(rel);
+		size_t next = qoff + rlen + 1;
+		int depth = rel_depth(rel);
+		bool selected = false;
 
+		if (depth > 0) {
+			path[0] = '/';
+			memcpy(path + 1, rel, rlen + 1);
+			selected = cg_path_selected(sel, path);
+			if (selected && visited >= sel->max) {
+				wk->truncated = true;
+				break;
+			}
+		}
+		bool list = depth < sel->depth;
+		if (!selected && !list) {
+			qoff = next;
+			continue;
+		}
+		int dfd = openat(mfd, depth ? rel : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd < 0) {
 			qoff = next;
 			continue;	/* vanished since it was listed */
 		}
-		int pfd = dfd;
-		if (list_subdirs(wk, dfd) < 0)
+		if (selected) {
+			fn(ctx, h, dfd, path, rlen + 1);
+			visited++;
+		}
+		if (list && list_subdirs(wk, dfd, h->kernfs) < 0)
 			wk->truncated = true;
-		for (size_t i = 0; i < wk->nnames; i++) {
+		for (size_t i = 0; list && i < wk->nnames; i++) {
 			const char *name = wk->l + wk->names[i];
 			/* wk->q may move when appended to: index it afresh each time */
 			int n = snprintf(path, sizeof(path), "/%s%s%s", wk->q + qoff,
-					 wk->q[qoff] ? "/" : "", name);
+					 depth ? "/" : "", name);
 			if (n < 0 || (size_t)n >= sizeof(path) ||
 			    !name_cgroup_path_valid(path, (size_t)n)) {
 				wk->skipped_bad++;
 				continue;
 			}
-			if (cg_path_selected(sel, path)) {
-				if (visited >= sel->max) {
-					wk->truncated = true;
-					break;
-				}
-				int cfd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-				if (cfd >= 0) {
-					fn(ctx, h, cfd, path, (size_t)n);
-					close(cfd);
-					visited++;
-				}
-			}
 			/* the relative path (without the leading '/') goes on the queue */
-			if (depth + 1 < sel->depth &&
-			    buf_append(&wk->q, &wk->qlen, &wk->qcap, path + 1, (size_t)n) < 0)
+			if (buf_append(&wk->q, &wk->qlen, &wk->qcap, path + 1, (size_t)n) < 0) {
 				wk->truncated = true;
+				break;
+			}
 		}
-		close(pfd);
+		close(dfd);
 		qoff = next;
 	}
 	close(mfd);

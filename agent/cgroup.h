@@ -26,6 +26,9 @@
 struct cg_hier {
 	int version;		/* 1 or 2 */
 	char *mount;		/* owned absolute path of the hierarchy root */
+	bool kernfs;		/* a real cgroup filesystem (not a recorded tree):
+				 * directory link counts and short getdents
+				 * reads can be trusted (see cgroup.c) */
 };
 
 struct cg_hiers {
@@ -77,9 +80,11 @@ struct cg_walk {
 
 void cg_walk_release(struct cg_walk *wk);
 
-/* Visits the selected cgroups of every hierarchy, at most sel->max in all.
- * Returns the number visited. Directories vanishing or unreadable mid-walk
- * are skipped silently (cgroups come and go). */
+/* Visits the selected cgroups of every hierarchy, at most sel->max in all,
+ * breadth first. Each directory is opened once: reported (when selected)
+ * and listed for children (when above the depth limit) through the same
+ * descriptor. Returns the number visited. Directories vanishing or
+ * unreadable mid-walk are skipped silently (cgroups come and go). */
 int cg_walk(struct cg_walk *wk, const struct cg_hiers *hs, const struct cg_select *sel,
 	    cg_visit_fn fn, void *ctx);
 

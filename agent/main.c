@@ -10,6 +10,7 @@
 #include "spool.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <malloc.h>
 #include <math.h>
 #include <signal.h>
@@ -43,6 +44,18 @@ static double clock_s(clockid_t id)
 static double align_next(double t, double iv)
 {
 	return (floor(t / iv) + 1) * iv;
+}
+
+/* When to sample after the first sample, taken at `first` right at start
+ * (an agent just started or restarted shows data at once instead of after
+ * up to a whole interval): the next aligned instant at least half an
+ * interval later, so no two samples are so close that their rates mean
+ * nothing. */
+static double align_after_first(double first, double iv)
+{
+	double next = align_next(first, iv);
+
+	return next - first < iv / 2 ? next + iv : next;
 }
 
 static int sample_to_fd(struct collector *col, int fd)
@@ -125,7 +138,10 @@ static int run_stdout(struct collector *col, const struct agent_opts *o)
 
 	if (o->once)
 		return sample_to_fd(col, STDOUT_FILENO) == 0 ? 0 : 1;
-	next = align_next(clock_s(CLOCK_REALTIME), o->interval_s);
+	next = clock_s(CLOCK_REALTIME);	/* the first sample right away */
+	if (sample_to_fd(col, STDOUT_FILENO) == -2)
+		return 1;
+	next = align_after_first(next, o->interval_s);
 	while (!stop_signal) {
 		double now = clock_s(CLOCK_REALTIME);
 		if (now >= next) {
@@ -162,14 +178,18 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 	}
 	alog_info("sampling every %g s, posting to %s, spool %s", o->interval_s, d.url, o->spool);
 
-	double next = o->once ? 0 : align_next(clock_s(CLOCK_REALTIME), o->interval_s);
+	double next = 0;	/* the first sample right away, aligned after it */
+	bool first = true;
 	double once_deadline = clock_s(CLOCK_MONOTONIC) + o->timeout_s * 3;
 	while (!stop_signal) {
 		double now = clock_s(CLOCK_REALTIME);
 		if (now >= next && (!o->once || taken == 0)) {
 			if (sample_to_spool(col, &sp) == 0)
 				taken++;
-			if (!o->once) {
+			if (!o->once && first) {
+				next = align_after_first(now, o->interval_s);
+				first = false;
+			} else if (!o->once) {
 				next += o->interval_s;
 				double after = clock_s(CLOCK_REALTIME);
 				if (next <= after) {
