@@ -14,14 +14,60 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The fleet view's metrics (docs/api.md "Fleet") and the PSI pair the
- * dashboard shows first. Appending is fine; reordering needs a migration. */
+/* Slots 0..9 (020_rollup.sql): the fleet view's metrics (docs/api.md
+ * "Fleet") and the PSI pair the dashboard shows first. Slots 10..32
+ * (031_rollup_wide.sql): the rest of what the host view charts
+ * (web/js/figures.js, host.js) and what GET /api/v1/compare reads.
+ * Appending is fine; reordering needs a migration.
+ *
+ * What a slot holds on each kernel (RECLAIM-NOTES.md "Renames"):
+ *  - workingset_refault_file/_anon, workingset_activate_file/_anon: 5.9+;
+ *    before 5.9 they are empty and workingset_refault / workingset_activate
+ *    (file and anon together) hold the figure. Never added together.
+ *  - pgscan/pgsteal_kswapd/_direct: the per-node counter (4.8+); before
+ *    4.8, where only per-zone names exist (pgscan_kswapd_normal, ...), the
+ *    sum of the zones' rates. They count machine-wide reclaim only; the
+ *    pgscan/pgsteal_anon/file family is not mixed in.
+ *  - allocstall: the single counter before 4.10; since 4.10 the sum of
+ *    allocstall_{dma,dma32,normal,movable,device} (whichever exist).
+ *    allocstall_normal ... allocstall_device also have their own slots
+ *    (the host view draws one line per zone).
+ *  - meminfo.* and vmstat nr_dirty*, nr_writeback: gauges (kB and pages);
+ *    swap used = SwapTotal - SwapFree of the same buckets' averages.
+ *  - psi.*: avg10 in percent; empty before 4.20 or with psi=0.
+ *  - nr_vmscan_write, nr_vmscan_immediate_reclaim, pgrotated, pswpin,
+ *    pswpout: counters, as per-second rates, on every kernel. */
 const char *const rollup_metric[ROLLUP_NSLOT] = {
 	"psi.memory.some.avg10",	  "psi.memory.full.avg10",
 	"vmstat.workingset_refault_file", "vmstat.workingset_refault",
 	"vmstat.pgsteal_kswapd",	  "vmstat.pgsteal_direct",
 	"vmstat.pgscan_kswapd",		  "vmstat.pgscan_direct",
 	"vmstat.pswpin",		  "vmstat.pswpout",
+	/* 10 */
+	"vmstat.workingset_refault_anon", "vmstat.workingset_activate_file",
+	"vmstat.workingset_activate_anon", "vmstat.workingset_activate",
+	"vmstat.nr_vmscan_write",	  "vmstat.nr_vmscan_immediate_reclaim",
+	"vmstat.pgrotated",		  "vmstat.nr_dirty",
+	"vmstat.nr_writeback",		  "meminfo.Dirty",
+	/* 20 */
+	"meminfo.Writeback",		  "vmstat.nr_dirty_threshold",
+	"vmstat.nr_dirty_background_threshold", "meminfo.SwapTotal",
+	"meminfo.SwapFree",		  "psi.io.some.avg10",
+	"psi.io.full.avg10",		  "vmstat.allocstall",
+	"vmstat.allocstall_normal",	  "vmstat.allocstall_movable",
+	/* 30 */
+	"vmstat.allocstall_dma",	  "vmstat.allocstall_dma32",
+	"vmstat.allocstall_device",
+};
+
+/* The names a slot sums when the host does not report rollup_metric[i]
+ * itself (counters only; see above). */
+#define ZONES(p) { p "_dma", p "_dma32", p "_normal", p "_movable", p "_high" }
+static const char *const rollup_parts[ROLLUP_NSLOT][ROLLUP_MAXPART] = {
+	[4] = ZONES("vmstat.pgsteal_kswapd"), [5] = ZONES("vmstat.pgsteal_direct"),
+	[6] = ZONES("vmstat.pgscan_kswapd"),  [7] = ZONES("vmstat.pgscan_direct"),
+	[27] = { "vmstat.allocstall_dma", "vmstat.allocstall_dma32", "vmstat.allocstall_normal",
+		 "vmstat.allocstall_movable", "vmstat.allocstall_device" },
 };
 
 int rollup_slot(const char *metric)
@@ -32,18 +78,29 @@ int rollup_slot(const char *metric)
 	return -1;
 }
 
+/* The database id of a metric name from the store's cache, 0 if unknown. */
+static int32_t known_mid(struct store *st, const char *name)
+{
+	uint32_t did = dict_lookup(name);
+	int32_t mid;
+
+	if (!did)
+		return 0;
+	pthread_mutex_lock(&st->mu);
+	mid = st->metric_db[did];
+	pthread_mutex_unlock(&st->mu);
+	return mid;
+}
+
 void rollup_acc_init(struct rollup_acc *a, struct store *st)
 {
 	memset(a, 0, sizeof(*a));
 	for (int i = 0; i < ROLLUP_NSLOT; i++) {
 		a->counter[i] = metric_kind(rollup_metric[i], false) == METRIC_COUNTER;
 		a->scale[i] = metric_scale(rollup_metric[i], false);
-		uint32_t did = dict_lookup(rollup_metric[i]);
-		if (!did)
-			continue;
-		pthread_mutex_lock(&st->mu);
-		a->mid[i] = st->metric_db[did];
-		pthread_mutex_unlock(&st->mu);
+		a->mid[i] = known_mid(st, rollup_metric[i]);
+		for (int k = 0; k < ROLLUP_MAXPART && a->counter[i] && rollup_parts[i][k]; k++)
+			a->pmid[i][k] = known_mid(st, rollup_parts[i][k]);
 	}
 }
 
@@ -82,6 +139,31 @@ static struct rollup_cell *cell_for(struct rollup_acc *a, int32_t host_id, int64
 	return c;
 }
 
+enum { V_ABSENT, V_NULL, V_VALUE };
+
+/* The value of metric mid in cur, as store_series' point_value gives it
+ * (a counter's rate needs a previous value in the same boot that is not
+ * larger). V_* code; *x set for V_VALUE. */
+static int slot_value(int32_t mid, bool counter, double scale, int64_t ts, int boot, const struct sset *cur,
+		      const struct sset *prev, int64_t prev_ts, int prev_boot, double *x)
+{
+	int64_t v, pv;
+
+	if (!mid || !sset_get(cur, (uint32_t)mid, &v))
+		return V_ABSENT;
+	if (v == SAMPLE_NULL)
+		return V_NULL;
+	if (!counter) {
+		*x = (double)v * scale;
+		return V_VALUE;
+	}
+	if (!prev || !sset_get(prev, (uint32_t)mid, &pv) || pv == SAMPLE_NULL || prev_boot != boot || v < pv ||
+	    ts <= prev_ts)
+		return V_NULL;
+	*x = (double)(v - pv) * scale * 1000.0 / (double)(ts - prev_ts);
+	return V_VALUE;
+}
+
 int rollup_acc_add(struct rollup_acc *a, int32_t host_id, int64_t ts, int boot,
 		   const struct sset *cur, const struct sset *prev, int64_t prev_ts, int prev_boot)
 {
@@ -91,19 +173,25 @@ int rollup_acc_add(struct rollup_acc *a, int32_t host_id, int64_t ts, int boot,
 		return -1;
 	c->n++;
 	for (int i = 0; i < ROLLUP_NSLOT; i++) {
-		int64_t v, pv;
-		double x;
-		if (!a->mid[i] || !sset_get(cur, (uint32_t)a->mid[i], &v) || v == SAMPLE_NULL)
-			continue;
-		if (!a->counter[i]) {
-			x = (double)v * a->scale[i];
-		} else {
-			/* the rule of store_series' point_value */
-			if (!prev || !sset_get(prev, (uint32_t)a->mid[i], &pv) || pv == SAMPLE_NULL ||
-			    prev_boot != boot || v < pv || ts <= prev_ts)
-				continue;
-			x = (double)(v - pv) * a->scale[i] * 1000.0 / (double)(ts - prev_ts);
+		double x = 0;
+		int st = slot_value(a->mid[i], a->counter[i], a->scale[i], ts, boot, cur, prev, prev_ts, prev_boot, &x);
+		if (st == V_ABSENT && a->counter[i]) {
+			/* the per-zone names this kernel has instead: their rates
+			 * add up; one without a rate makes the sum unknown */
+			int nval = 0, nnull = 0;
+			for (int k = 0; k < ROLLUP_MAXPART; k++) {
+				double y;
+				int ps = slot_value(a->pmid[i][k], true, a->scale[i], ts, boot, cur, prev, prev_ts,
+						    prev_boot, &y);
+				nval += ps == V_VALUE;
+				nnull += ps == V_NULL;
+				if (ps == V_VALUE)
+					x += y;
+			}
+			st = nnull ? V_NULL : nval ? V_VALUE : V_ABSENT;
 		}
+		if (st != V_VALUE)
+			continue;
 		if (!c->cnt[i] || x < c->lo[i])
 			c->lo[i] = x;
 		if (!c->cnt[i] || x > c->hi[i])
@@ -122,7 +210,7 @@ static int arr_dbl(struct cbuf *b, bool null, double v)
 }
 
 /* The merge statement, built once: 4 + 4 * ROLLUP_NSLOT array parameters. */
-static char write_sql[6144];
+static char write_sql[16384];
 static pthread_once_t write_once = PTHREAD_ONCE_INIT;
 
 static void build_write_sql(void)
@@ -304,7 +392,7 @@ int rollup_drop_expired(struct store *st, PGconn *c, int64_t now_ms, int days, i
 int rollup_read(PGconn *c, int32_t host_id, int64_t since, int64_t until, int64_t step,
 		const int *slots, int nslots, PGresult **out, char *err, size_t errlen)
 {
-	char sql[4096], a[24], b[24], s[24], h[16];
+	char sql[8192], a[24], b[24], s[24], h[16];
 	size_t o = 0, cap = sizeof(sql);
 
 	*out = NULL;

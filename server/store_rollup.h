@@ -20,9 +20,14 @@
 struct store;
 
 #define ROLLUP_STEP_MS 300000LL
-#define ROLLUP_NSLOT 10
+#define ROLLUP_NSLOT 33	/* 020_rollup.sql: 0..9, 031_rollup_wide.sql: 10..32 */
+#define ROLLUP_MAXPART 5	/* per-zone names a summed slot adds up */
 
-/* The rolled-up metric of slot i (host level). */
+/* The rolled-up metric of slot i (host level). What a slot holds when the
+ * host's kernel does not report that exact name (per-zone reclaim
+ * counters before 4.8, allocstall per zone since 4.10) is listed in
+ * store_rollup.c; the value is always in the units GET .../series gives
+ * for rollup_metric[i] (rates for counters, scaled gauges). */
 extern const char *const rollup_metric[ROLLUP_NSLOT];
 
 /* Slot of a host-level metric name, or -1 when it is not rolled up. */
@@ -43,6 +48,7 @@ struct rollup_acc {
 	struct rollup_cell *c;	/* owned */
 	size_t n, cap;
 	int32_t mid[ROLLUP_NSLOT];
+	int32_t pmid[ROLLUP_NSLOT][ROLLUP_MAXPART];	/* the summed names' ids (0: none) */
 	double scale[ROLLUP_NSLOT];
 	bool counter[ROLLUP_NSLOT];
 };

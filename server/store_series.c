@@ -264,17 +264,22 @@ static json_t *bucket_points(const struct pt *pts, size_t n, int64_t since, int6
 /* Downsampled points of a rolled-up metric from rollup_5m: each 5-minute
  * bucket goes to the answer bucket its start falls in (the first one also
  * takes the bucket that straddles since). *out NULL (and STORE_OK) when
- * the range has no rollups, so the caller reads raw rows instead. */
+ * the range has no rollups, or (unless forced) none holding a value of the
+ * slot (buckets written before the slot existed: 031_rollup_wide.sql), so
+ * the caller reads raw rows instead. */
 static int rollup_points(PGconn *c, int32_t hid, int slot, int64_t since, int64_t until, int64_t step,
-			 json_t **out, char *err, size_t errlen)
+			 bool forced, json_t **out, char *err, size_t errlen)
 {
 	PGresult *r;
 	int rc = rollup_read(c, hid, since, until, step, &slot, 1, &r, err, errlen);
+	long total = 0;
 
 	*out = NULL;
 	if (rc != STORE_OK)
 		return rc;
-	if (PQntuples(r) == 0) {
+	for (int i = 0; i < PQntuples(r); i++)
+		total += strtol(PQgetvalue(r, i, 3), NULL, 10);
+	if (PQntuples(r) == 0 || (total == 0 && !forced)) {
 		PQclear(r);
 		return STORE_OK;
 	}
@@ -352,8 +357,8 @@ int store_series(struct store *st, const struct series_query *q, json_t **out, c
 	    (q->source == SERIES_ROLLUP || q->until_ms - q->since_ms > SERIES_ROLLUP_AFTER_MS)) {
 		int64_t span = q->until_ms - q->since_ms + 1;
 		int64_t rstep = (span + q->points - 1) / q->points;
-		rc = rollup_points(c, hid, slot, q->since_ms, q->until_ms, rstep < 1 ? 1 : rstep, &points,
-				   err, errlen);
+		rc = rollup_points(c, hid, slot, q->since_ms, q->until_ms, rstep < 1 ? 1 : rstep,
+				   q->source == SERIES_ROLLUP, &points, err, errlen);
 		if (rc != STORE_OK)
 			goto out;
 		from_rollup = points != NULL || q->source == SERIES_ROLLUP;

@@ -11,6 +11,7 @@
 #include "dict.h"
 #include "gen.h"
 #include "store.h"
+#include "store_rollup.h"
 
 #include <math.h>
 #include <time.h>
@@ -104,6 +105,13 @@ static const char *const metrics[] = {
 	"psi.memory.some.avg10", "psi.memory.full.avg10", "vmstat.workingset_refault_file",
 	"vmstat.pgsteal_kswapd", "vmstat.pgsteal_direct", "vmstat.pgscan_kswapd",
 	"vmstat.pgscan_direct", "vmstat.pswpin", "vmstat.pswpout",
+	/* 031_rollup_wide.sql */
+	"vmstat.workingset_refault_anon", "vmstat.workingset_activate_file", "vmstat.workingset_activate_anon",
+	"vmstat.nr_vmscan_write", "vmstat.nr_vmscan_immediate_reclaim", "vmstat.pgrotated", "vmstat.nr_dirty",
+	"vmstat.nr_writeback", "meminfo.Dirty", "meminfo.Writeback", "vmstat.nr_dirty_threshold",
+	"vmstat.nr_dirty_background_threshold", "meminfo.SwapTotal", "meminfo.SwapFree", "psi.io.some.avg10",
+	"psi.io.full.avg10", "vmstat.allocstall_normal", "vmstat.allocstall_movable", "vmstat.allocstall_dma",
+	"vmstat.allocstall_dma32", "vmstat.allocstall_device",
 };
 
 static void test_equal_to_raw(struct store *st, int64_t t0)
@@ -138,6 +146,135 @@ static void test_equal_to_raw(struct store *st, int64_t t0)
 		json_decref(rol);
 	}
 	CHECK(nonnull > 100);	/* the comparison compared numbers, not just nulls */
+	/* every metric the host view charts on this (5.9+) kernel is rolled up */
+	for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++)
+		CHECK(rollup_slot(metrics[m]) >= 0);
+}
+
+/* Host `name`'s 5-minute buckets in [t0, t0 + nb * STEP) of the per-sample
+ * sum of the raw series of names[] (a sample where one of them has no
+ * value counts as no value), against rollup slot `slot`. */
+static void check_summed(struct store *st, const char *name, const char *const *names, int nn, int slot,
+			 int64_t t0, int nb)
+{
+	double sum[64] = { 0 }, lo[64] = { 0 }, hi[64] = { 0 };
+	int cnt[64] = { 0 };
+	json_t *raw[8];
+	int64_t until = t0 + nb * STEP - 1;
+
+	CHECK(nb <= 64 && nn <= 8);
+	for (int k = 0; k < nn; k++) {
+		raw[k] = series(st, name, names[k], t0, until, 0, SERIES_RAW);
+		CHECK(raw[k] != NULL);
+		if (!raw[k])
+			return;
+	}
+	json_t *p0 = json_object_get(raw[0], "points");
+	bool aligned = true;
+	for (size_t i = 0; i < json_array_size(p0); i++) {
+		double x = 0, ts = json_number_value(json_array_get(json_array_get(p0, i), 0));
+		bool null = false;
+		for (int k = 0; k < nn; k++) {
+			json_t *pt = json_array_get(json_object_get(raw[k], "points"), i);
+			aligned &= json_number_value(json_array_get(pt, 0)) == ts;	/* same samples */
+			null |= json_is_null(json_array_get(pt, 1));
+			x += json_number_value(json_array_get(pt, 1));
+		}
+		int b = (int)(((int64_t)llround(ts * 1000) - t0) / STEP);
+		if (null || b < 0 || b >= nb)
+			continue;
+		if (!cnt[b] || x < lo[b])
+			lo[b] = x;
+		if (!cnt[b] || x > hi[b])
+			hi[b] = x;
+		sum[b] += x;
+		cnt[b]++;
+	}
+	CHECK(aligned);
+	for (int k = 0; k < nn; k++)
+		json_decref(raw[k]);
+
+	PGconn *c = PQconnectdb(db.conninfo);
+	PGresult *r = NULL;
+	char err[256];
+	char sql[128];
+	snprintf(sql, sizeof(sql), "SELECT id FROM hosts WHERE name = '%s'", name);	/* a constant of this file */
+	int32_t hid = (int32_t)q1(sql);
+	CHECK_INT(rollup_read(c, hid, t0, until, STEP, &slot, 1, &r, err, sizeof(err)), STORE_OK);
+	int nonnull = 0;
+	bool same = r && PQntuples(r) == nb;
+	CHECK_INT(r ? PQntuples(r) : -1, nb);
+	for (int i = 0; same && i < nb; i++) {
+		int k = atoi(PQgetvalue(r, i, 1));
+		same = k == i && atoi(PQgetvalue(r, i, 3)) == cnt[i];
+		if (same && cnt[i]) {
+			double a = strtod(PQgetvalue(r, i, 4), NULL) / cnt[i], want = sum[i] / cnt[i];
+			double l = strtod(PQgetvalue(r, i, 5), NULL), h = strtod(PQgetvalue(r, i, 6), NULL);
+			same = fabs(a - want) <= 1e-9 * fmax(1, fabs(want)) && fabs(l - lo[i]) <= 1e-6 * fmax(1, lo[i]) &&
+			       fabs(h - hi[i]) <= 1e-6 * fmax(1, hi[i]);
+			nonnull++;
+		}
+		if (!same)
+			fprintf(stderr, "%s slot %d bucket %d: rollup k %s n %s sum %s lo %s hi %s; raw n %d avg %g lo %g hi %g\n",
+				name, slot, i, PQgetvalue(r, i, 1), PQgetvalue(r, i, 3), PQgetvalue(r, i, 4),
+				PQgetvalue(r, i, 5), PQgetvalue(r, i, 6), cnt[i], cnt[i] ? sum[i] / cnt[i] : 0, lo[i], hi[i]);
+	}
+	CHECK(same);
+	CHECK(nonnull >= nb - 2);
+	PQclear(r);
+	PQfinish(c);
+}
+
+static uint32_t intern(const char *name)
+{
+	return dict_intern(name, strlen(name));
+}
+
+/* Slots that add up per-zone names: allocstall on a 4.10+ kernel (zones),
+ * pgscan/pgsteal on a pre-4.8 kernel (only per-zone names exist). */
+static void test_summed(struct store *st, int64_t t0)
+{
+	static const char *const zones[] = { "vmstat.allocstall_dma", "vmstat.allocstall_dma32",
+					     "vmstat.allocstall_normal", "vmstat.allocstall_movable",
+					     "vmstat.allocstall_device" };
+	check_summed(st, "roll-a", zones, 5, rollup_slot("vmstat.allocstall"), t0, 24);
+
+	/* a pre-4.8 host: pgscan_kswapd and pgsteal_direct split into zones */
+	uint32_t scan = intern("vmstat.pgscan_kswapd"), steal = intern("vmstat.pgsteal_direct");
+	uint32_t sn = intern("vmstat.pgscan_kswapd_normal"), sd = intern("vmstat.pgscan_kswapd_dma32");
+	uint32_t tn = intern("vmstat.pgsteal_direct_normal");
+	struct gen_host *g = gen_host_new("roll-zones", 0, 11);
+	struct sample s[40];
+	for (int i = 0; i < 360; i++) {
+		struct sample *x = &s[i % 40];
+		gen_host_step(g, 10000);
+		CHECK(gen_host_sample(g, t0 + (int64_t)i * 10000 + 500, x) == 0);
+		struct sset m = { 0 };
+		for (size_t f = 0; f < x->m.n; f++) {
+			uint32_t id = x->m.f[f].id;
+			int64_t v = x->m.f[f].v;
+			if (id == scan) {
+				CHECK(sset_add(&m, sn, v) == 0 && sset_add(&m, sd, v / 3 + i) == 0);
+			} else if (id == steal) {
+				CHECK(sset_add(&m, tn, v) == 0);
+			} else {
+				CHECK(sset_add(&m, id, v) == 0);
+			}
+		}
+		CHECK(sset_sort(&m) == 0);
+		sset_release(&x->m);
+		x->m = m;
+		if (i % 40 == 39) {
+			CHECK_INT(put(st, s, 40), STORE_OK);
+			for (int k = 0; k < 40; k++)
+				sample_release(&s[k]);
+		}
+	}
+	gen_host_free(g);
+	static const char *const scans[] = { "vmstat.pgscan_kswapd_normal", "vmstat.pgscan_kswapd_dma32" };
+	static const char *const steals[] = { "vmstat.pgsteal_direct_normal" };
+	check_summed(st, "roll-zones", scans, 2, rollup_slot("vmstat.pgscan_kswapd"), t0, 12);
+	check_summed(st, "roll-zones", steals, 1, rollup_slot("vmstat.pgsteal_direct"), t0, 12);
 }
 
 /* ts -> [ts, avg] of a downsampled series' points */
@@ -213,6 +350,15 @@ static void test_auto_and_late(struct store *st, int64_t t0)
 	o = series(st, "roll-a", "vmstat.pswpin", t0, t0 + 7200000, 100, SERIES_AUTO);
 	CHECK_STR(json_string_value(json_object_get(o, "source")), "raw");
 	json_decref(o);
+	/* a 3-day host view reads no raw rows: every charted metric */
+	int nroll = 0;
+	for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
+		o = series(st, "roll-a", metrics[m], t0 - 2 * 86400000LL, t0 + 86400000LL, 600, SERIES_AUTO);
+		const char *src = json_string_value(json_object_get(o, "source"));
+		nroll += src && strcmp(src, "rollup") == 0;
+		json_decref(o);
+	}
+	CHECK_INT(nroll, (int)(sizeof(metrics) / sizeof(metrics[0])));
 	/* a metric that is not rolled up always reads raw rows */
 	o = series(st, "roll-a", "vmstat.pgfault", t0 - 2 * 86400000LL, t0 + 86400000LL, 100, SERIES_AUTO);
 	CHECK_STR(json_string_value(json_object_get(o, "source")), "raw");
@@ -278,6 +424,7 @@ int main(void)
 		load_host(st, "roll-b", t0);
 		test_equal_to_raw(st, t0);
 		test_fleet(st, t0);
+		test_summed(st, t0);
 		test_auto_and_late(st, t0);
 		store_close(st);
 	}
