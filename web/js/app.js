@@ -4,12 +4,14 @@
 //   #/fleet?q=&state=
 //   #/host/NAME?range=1h | ?from=TS&to=TS, &cgroup=PATH
 //   #/alerts?kind=&host=&cgroup=&state=
+//   #/compare?group_by=kernel|label:KEY&a=&b=&range=&label=KEY:VALUE
 import * as fleet from "./fleet.js";
 import * as host from "./host.js";
 import * as alerts from "./alerts.js";
+import * as compare from "./compare.js";
 import { parseHash } from "./nav.js";
 
-const VIEWS = { fleet, host, alerts };
+const VIEWS = { fleet, host, alerts, compare };
 let current = null;
 
 function route() {

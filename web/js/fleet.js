@@ -143,7 +143,8 @@ export function mount(el, route) {
     h("h1", {}, "Fleet"),
     h("div", { class: "toolbar" }, h("label", { for: "fleet-filter" }, "Filter"), input,
       h("label", { for: "fleet-state" }, "State"), sel, count,
-      h("span", { class: "muted" }, "\u00b7 sparklines: last hour")),
+      h("span", { class: "muted" }, "\u00b7 sparklines: last hour"),
+      h("a", { class: "cmp-link", id: "fleet-compare", href: makeHash("compare", "", { group_by: "kernel" }), title: "reclaim figures of two kernel releases side by side" }, "compare kernels")),
     table);
   renderHead();
 
