@@ -174,8 +174,21 @@ bool cg_path_selected(const struct cg_select *sel, const char *path)
 	return true;
 }
 
+static void node_close(struct cg_walk *wk, struct cg_node *nd)
+{
+	pf_keep_close(&wk->keep, &nd->dirfd);
+	for (int i = 0; i < CG_SLOTS; i++)
+		pf_keep_close(&wk->keep, &nd->fd[i]);
+}
+
 void cg_walk_release(struct cg_walk *wk)
 {
+	for (size_t i = 0; i < wk->nnodes; i++) {
+		node_close(wk, &wk->nodes[i]);
+		free(wk->nodes[i].rel);
+	}
+	free(wk->nodes);
+	free(wk->index);
 	free(wk->q);
 	free(wk->l);
 	free(wk->dents);
@@ -205,9 +218,12 @@ static int buf_append(char **b, size_t *len, size_t *cap, const char *s, size_t 
 
 static const char *sort_base;
 
+/* Listing entries are an 8-byte inode number followed by the name. */
+#define ENT_NAME(e) ((e) + sizeof(uint64_t))
+
 static int cmp_names(const void *a, const void *b)
 {
-	return strcmp(sort_base + *(const size_t *)a, sort_base + *(const size_t *)b);
+	return strcmp(ENT_NAME(sort_base + *(const size_t *)a), ENT_NAME(sort_base + *(const size_t *)b));
 }
 
 /* The kernel's getdents64 record (glibc has no wrapper before 2.30). */
@@ -219,7 +235,9 @@ struct linux_dirent64 {
 	char d_name[];
 };
 
-/* Lists the subdirectories of dirfd into wk->l / wk->names, sorted. Reads
+/* Lists the subdirectories of dirfd (from its start) into wk->l /
+ * wk->names, sorted by name, each with its inode number (rewind: the
+ * descriptor was read before, a kept one). Reads
  * the entries with getdents64 into the walk's reused buffer rather than
  * through opendir, which would allocate 32 KiB per directory per sample and
  * cost three more system calls. On a real cgroup filesystem (kernfs) two
@@ -230,7 +248,7 @@ struct linux_dirent64 {
  * last one. Recorded trees on other filesystems (btrfs and overlayfs report
  * 1 link for a directory) get the plain listing. Returns 0, or -1 when the
  * listing was cut (a buffer cap). The descriptor stays open (the caller's). */
-static int list_subdirs(struct cg_walk *wk, int dirfd, bool kernfs)
+static int list_subdirs(struct cg_walk *wk, int dirfd, bool kernfs, bool rewind)
 {
 	wk->llen = wk->nnames = 0;
 	if (kernfs) {
@@ -240,6 +258,8 @@ static int list_subdirs(struct cg_walk *wk, int dirfd, bool kernfs)
 	}
 	if (!wk->dents && !(wk->dents = malloc(CG_DENTS_BUF)))
 		return -1;
+	if (rewind && lseek(dirfd, 0, SEEK_SET) < 0)
+		return 0;	/* cannot happen on a directory; list nothing */
 	for (;;) {
 		long n = syscall(SYS_getdents64, dirfd, wk->dents, CG_DENTS_BUF);
 		if (n <= 0)
@@ -267,7 +287,9 @@ static int list_subdirs(struct cg_walk *wk, int dirfd, bool kernfs)
 				wk->ncap = nc;
 			}
 			size_t at = wk->llen;
-			if (buf_append(&wk->l, &wk->llen, &wk->lcap, name, strlen(name) + 1) < 0)
+			uint64_t ino = de->d_ino;
+			if (buf_append(&wk->l, &wk->llen, &wk->lcap, (const char *)&ino, sizeof(ino)) < 0 ||
+			    buf_append(&wk->l, &wk->llen, &wk->lcap, name, strlen(name) + 1) < 0)
 				return -1;
 			wk->names[wk->nnames++] = at;
 		}
@@ -294,29 +316,179 @@ static int rel_depth(const char *rel)
 	return d;
 }
 
-/* One hierarchy, breadth first from its root. The queue holds the
- * relative paths (no leading '/') of directories still to visit, the root
- * as "". A directory is opened only when it is reported or listed, and
- * then once for both. */
-static int walk_one(struct cg_walk *wk, const struct cg_hier *h, const struct cg_select *sel,
-		    cg_visit_fn fn, void *ctx, int visited)
+static uint32_t node_hash(int hier, const char *rel, size_t n)
 {
-	int mfd = open(h->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	uint32_t h = 2166136261u ^ (uint32_t)hier;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)rel[i]) * 16777619u;
+	return h;
+}
+
+static void index_insert(struct cg_walk *wk, size_t ni)
+{
+	const struct cg_node *nd = &wk->nodes[ni];
+	size_t mask = wk->indexcap - 1;
+	size_t i = node_hash(nd->hier, nd->rel, strlen(nd->rel)) & mask;
+
+	while (wk->index[i])
+		i = (i + 1) & mask;
+	wk->index[i] = (uint32_t)ni + 1;
+}
+
+/* Rebuilds the index with room for at least `need` nodes; -1 when out of
+ * memory (the old index stays). */
+static int index_rebuild(struct cg_walk *wk, size_t need)
+{
+	size_t cap = wk->indexcap ? wk->indexcap : 64;
+
+	while (cap < need * 2)
+		cap *= 2;
+	if (cap != wk->indexcap) {
+		uint32_t *ni = malloc(cap * sizeof(*ni));
+		if (!ni)
+			return -1;
+		free(wk->index);
+		wk->index = ni;
+		wk->indexcap = cap;
+	}
+	memset(wk->index, 0, wk->indexcap * sizeof(*wk->index));
+	for (size_t i = 0; i < wk->nnodes; i++)
+		index_insert(wk, i);
+	return 0;
+}
+
+/* The node of (hier, rel) for this walk, added when new; a node whose inode
+ * changed has its descriptors closed first. Returns its number, or -1 when
+ * out of memory (the directory is then read without keeping). */
+static long node_get(struct cg_walk *wk, int hier, const char *rel, size_t rlen, uint64_t ino)
+{
+	if (wk->indexcap) {
+		size_t mask = wk->indexcap - 1;
+		for (size_t i = node_hash(hier, rel, rlen) & mask; wk->index[i]; i = (i + 1) & mask) {
+			struct cg_node *nd = &wk->nodes[wk->index[i] - 1];
+			if (nd->hier != hier || strcmp(nd->rel, rel))
+				continue;
+			if (nd->ino != ino) {
+				node_close(wk, nd);
+				nd->ino = ino;
+			}
+			nd->gen = wk->gen;
+			return (long)(wk->index[i] - 1);
+		}
+	}
+	if ((wk->nnodes + 1) * 2 > wk->indexcap && index_rebuild(wk, wk->nnodes + 1) < 0)
+		return -1;
+	if (wk->nnodes == wk->nodecap) {
+		size_t nc = wk->nodecap ? wk->nodecap * 2 : 64;
+		struct cg_node *nn = realloc(wk->nodes, nc * sizeof(*nn));
+		if (!nn)
+			return -1;
+		wk->nodes = nn;
+		wk->nodecap = nc;
+	}
+	struct cg_node *nd = &wk->nodes[wk->nnodes];
+	if (!(nd->rel = strndup(rel, rlen)))
+		return -1;
+	nd->ino = ino;
+	nd->hier = hier;
+	nd->dirfd = -1;
+	for (int i = 0; i < CG_SLOTS; i++)
+		nd->fd[i] = -1;
+	nd->gen = wk->gen;
+	index_insert(wk, wk->nnodes);
+	return (long)wk->nnodes++;
+}
+
+/* Closes and forgets the nodes the last walk did not meet. */
+static void node_sweep(struct cg_walk *wk)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < wk->nnodes; i++) {
+		struct cg_node *nd = &wk->nodes[i];
+		if (nd->gen == wk->gen) {
+			wk->nodes[kept++] = *nd;
+			continue;
+		}
+		node_close(wk, nd);
+		free(nd->rel);
+	}
+	if (kept == wk->nnodes)
+		return;
+	wk->nnodes = kept;
+	if (index_rebuild(wk, kept) < 0) {
+		/* cannot happen (the table only shrinks); forget everything */
+		for (size_t i = 0; i < wk->nnodes; i++) {
+			node_close(wk, &wk->nodes[i]);
+			free(wk->nodes[i].rel);
+		}
+		wk->nnodes = 0;
+		memset(wk->index, 0, wk->indexcap * sizeof(*wk->index));
+	}
+}
+
+/* Keeps fd in *slot when the budget allows; returns whether it did. */
+static bool keep_fd(struct cg_walk *wk, int *slot, int fd)
+{
+	if (wk->keep.budget <= 0)
+		return false;
+	wk->keep.budget--;
+	wk->keep.kept++;
+	*slot = fd;
+	return true;
+}
+
+/* Appends a queue entry: the directory's inode number, its relative path. */
+static int queue_push(struct cg_walk *wk, uint64_t ino, const char *rel, size_t rlen)
+{
+	size_t at = wk->qlen;
+
+	if (buf_append(&wk->q, &wk->qlen, &wk->qcap, (const char *)&ino, sizeof(ino)) < 0 ||
+	    buf_append(&wk->q, &wk->qlen, &wk->qcap, rel, rlen) < 0 ||
+	    buf_append(&wk->q, &wk->qlen, &wk->qcap, "", 1) < 0) {
+		wk->qlen = at;
+		return -1;
+	}
+	return 0;
+}
+
+/* One hierarchy, breadth first from its root. The queue holds the
+ * directories still to visit (inode number, relative path without the
+ * leading '/', the root as ""). A directory is opened only when it is
+ * reported or listed, and then once for both; on kernfs with a budget its
+ * descriptor (and the files collect.c reads through the node's slots) stay
+ * open for the next walk. */
+static int walk_one(struct cg_walk *wk, const struct cg_hier *h, int hier,
+		    const struct cg_select *sel, cg_visit_fn fn, void *ctx, int visited)
+{
+	bool keeping = h->kernfs && (wk->keep.budget > 0 || wk->keep.kept > 0);
+	long root = keeping ? node_get(wk, hier, "", 0, 0) : -1;
 	char path[CGROUP_PATH_MAXLEN + 2];
+	int mfd = root >= 0 ? wk->nodes[root].dirfd : -1;
+	bool mfd_kept = mfd >= 0;
 
 	if (mfd < 0) {
-		alog_debug("could not open cgroup hierarchy %s: %s", h->mount, strerror(errno));
-		return visited;
+		mfd = open(h->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (mfd < 0) {
+			alog_debug("could not open cgroup hierarchy %s: %s", h->mount, strerror(errno));
+			return visited;
+		}
+		mfd_kept = root >= 0 && keep_fd(wk, &wk->nodes[root].dirfd, mfd);
 	}
 	wk->qlen = 0;
-	if (buf_append(&wk->q, &wk->qlen, &wk->qcap, "", 1) < 0) {
-		close(mfd);
+	if (queue_push(wk, 0, "", 0) < 0) {
+		if (!mfd_kept)
+			close(mfd);
 		return visited;
 	}
 	for (size_t qoff = 0; qoff < wk->qlen && !wk->truncated;) {
-		const char *rel = wk->q + qoff;
+		uint64_t ino;
+		memcpy(&ino, wk->q + qoff, sizeof(ino));
+		const char *rel = wk->q + qoff + sizeof(ino);
 		size_t rlen = strlen(rel);
-		size_t next = qoff + rlen + 1;
+		size_t relat = qoff + sizeof(ino);
+		size_t next = relat + rlen + 1;
 		int depth = rel_depth(rel);
 		bool selected = false;
 
@@ -334,37 +506,52 @@ static int walk_one(struct cg_walk *wk, const struct cg_hier *h, const struct cg
 			qoff = next;
 			continue;
 		}
-		int dfd = openat(mfd, depth ? rel : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0) {
-			qoff = next;
-			continue;	/* vanished since it was listed */
+		int dfd = mfd;
+		bool dkept = true;	/* the root's descriptor is closed below */
+		long ni = -1;
+		if (depth > 0) {
+			ni = keeping ? node_get(wk, hier, rel, rlen, ino) : -1;
+			dfd = ni >= 0 ? wk->nodes[ni].dirfd : -1;
+			dkept = dfd >= 0;
+			if (dfd < 0) {
+				dfd = openat(mfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+				if (dfd < 0) {
+					qoff = next;
+					continue;	/* vanished since it was listed */
+				}
+				dkept = ni >= 0 && keep_fd(wk, &wk->nodes[ni].dirfd, dfd);
+			}
 		}
 		if (selected) {
-			fn(ctx, h, dfd, path, rlen + 1);
+			fn(ctx, h, dfd, path, rlen + 1, ni >= 0 ? wk->nodes[ni].fd : NULL);
 			visited++;
 		}
-		if (list && list_subdirs(wk, dfd, h->kernfs) < 0)
+		if (list && list_subdirs(wk, dfd, h->kernfs, depth ? dkept : mfd_kept) < 0)
 			wk->truncated = true;
 		for (size_t i = 0; list && i < wk->nnames; i++) {
-			const char *name = wk->l + wk->names[i];
+			const char *ent = wk->l + wk->names[i];
+			const char *name = ENT_NAME(ent);
+			uint64_t cino;
+			memcpy(&cino, ent, sizeof(cino));
 			/* wk->q may move when appended to: index it afresh each time */
-			int n = snprintf(path, sizeof(path), "/%s%s%s", wk->q + qoff,
+			int n = snprintf(path, sizeof(path), "/%s%s%s", wk->q + relat,
 					 depth ? "/" : "", name);
 			if (n < 0 || (size_t)n >= sizeof(path) ||
 			    !name_cgroup_path_valid(path, (size_t)n)) {
 				wk->skipped_bad++;
 				continue;
 			}
-			/* the relative path (without the leading '/') goes on the queue */
-			if (buf_append(&wk->q, &wk->qlen, &wk->qcap, path + 1, (size_t)n) < 0) {
+			if (queue_push(wk, cino, path + 1, (size_t)n - 1) < 0) {
 				wk->truncated = true;
 				break;
 			}
 		}
-		close(dfd);
+		if (!dkept)
+			close(dfd);
 		qoff = next;
 	}
-	close(mfd);
+	if (!mfd_kept)
+		close(mfd);
 	return visited;
 }
 
@@ -375,9 +562,11 @@ int cg_walk(struct cg_walk *wk, const struct cg_hiers *hs, const struct cg_selec
 
 	wk->skipped_bad = 0;
 	wk->truncated = false;
-	if (sel->depth <= 0 || sel->max <= 0)
-		return 0;
-	for (int i = 0; i < hs->n; i++)
-		visited = walk_one(wk, &hs->h[i], sel, fn, ctx, visited);
+	if (++wk->gen == 0)
+		wk->gen = 1;
+	if (sel->depth > 0 && sel->max > 0)
+		for (int i = 0; i < hs->n; i++)
+			visited = walk_one(wk, &hs->h[i], i, sel, fn, ctx, visited);
+	node_sweep(wk);
 	return visited;
 }

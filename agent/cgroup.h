@@ -22,6 +22,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "procfs.h"
 
 struct cg_hier {
 	int version;		/* 1 or 2 */
@@ -58,13 +61,31 @@ struct cg_select {
 /* True when a cgroup path passes the include/exclude globs. */
 bool cg_path_selected(const struct cg_select *sel, const char *path);
 
+#define CG_SLOTS 9	/* kept files per cgroup (indexes are collect.c's) */
+
 /* Called for each reported cgroup: dirfd is an open descriptor of its
- * directory (closed by the walker after the call), path its contract path. */
+ * directory (owned by the walker), path its contract path. fds, when not
+ * NULL, are CG_SLOTS descriptor slots kept for this cgroup between
+ * samples (see pf_read_kept; -1 when empty), to be used with the walk's
+ * struct pf_keep. */
 typedef void (*cg_visit_fn)(void *ctx, const struct cg_hier *h, int dirfd,
-			    const char *path, size_t pathlen);
+			    const char *path, size_t pathlen, int *fds);
 
 /* Reused memory of the walk (queue and directory listings). */
 #define CG_DENTS_BUF 16384
+
+/* A directory of a kernfs hierarchy whose descriptors are kept between
+ * walks: found again by (hierarchy, relative path) and trusted only while
+ * its inode number is the one listed (a cgroup removed and created again
+ * under the same name is another directory). */
+struct cg_node {
+	char *rel;		/* owned relative path ("" for the root) */
+	uint64_t ino;
+	int hier;
+	int dirfd;		/* kept, or -1 */
+	int fd[CG_SLOTS];	/* kept files, -1 when empty */
+	uint32_t gen;		/* the last walk that met it */
+};
 
 struct cg_walk {
 	char *q;		/* owned: queued directories, NUL-separated relative paths */
@@ -76,8 +97,18 @@ struct cg_walk {
 	size_t nnames, ncap;
 	unsigned long skipped_bad;	/* paths refused by the contract, last walk */
 	bool truncated;		/* the last walk stopped at sel->max or a buffer cap */
+	/* Kept descriptors (kernfs hierarchies only). keep.budget is set by
+	 * the owner before the first walk; 0 keeps nothing. A node not met by
+	 * a walk (its cgroup is gone or no longer walked) is closed at its end. */
+	struct pf_keep keep;
+	struct cg_node *nodes;	/* owned */
+	size_t nnodes, nodecap;
+	uint32_t *index;	/* owned open-addressing table of node numbers + 1 */
+	size_t indexcap;	/* a power of two, at least twice nnodes */
+	uint32_t gen;
 };
 
+/* Closes every kept descriptor and frees the walk's memory. */
 void cg_walk_release(struct cg_walk *wk);
 
 /* Visits the selected cgroups of every hierarchy, at most sel->max in all,

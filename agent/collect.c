@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/resource.h>
+#include <sys/statfs.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,6 +20,81 @@ static const char *const vm_settings[] = {
 #define N_VM_SETTINGS (sizeof(vm_settings) / sizeof(vm_settings[0]))
 
 static const char *const psi_names[] = { "memory", "io", "cpu" };
+
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0
+#endif
+#ifndef SYSFS_MAGIC
+#define SYSFS_MAGIC 0x62656572
+#endif
+
+/* Slots of a cgroup's kept files (struct cg_node.fd): v2 and v1 nodes are
+ * different directories, so their numbers overlap. */
+enum {
+	F_PRESSURE, F_CURRENT, F_MAX, F_SWAP_CURRENT, F_SET0, F_STAT = F_SET0 + 3, F_EVENTS,
+	F_V1_USAGE = F_CURRENT, F_V1_LIMIT = F_MAX, F_V1_MEMSW = F_SWAP_CURRENT,
+	F_V1_SWAPPINESS = F_SET0,
+};
+_Static_assert(F_EVENTS < CG_SLOTS, "cgroup file slots");
+
+/* A slot of a kept-files array, or NULL when nothing is kept. */
+static int *slot_of(int *fds, int i)
+{
+	return fds ? &fds[i] : NULL;
+}
+
+static bool fs_is(int dirfd, const char *path, unsigned long magic)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct statfs sf;
+	bool is;
+
+	if (fd < 0)
+		return false;
+	is = fstatfs(fd, &sf) == 0 && (unsigned long)sf.f_type == magic;
+	close(fd);
+	return is;
+}
+
+/* How many files may stay open: o->keep_open, within RLIMIT_NOFILE (its
+ * soft limit raised towards the hard one when needed), leaving 64
+ * descriptors for the spool, libcurl and the log. */
+static int keep_budget(const struct agent_opts *o)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)o->keep_open + 64;
+
+	if (o->once || o->keep_open <= 0 || getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		rlim_t was = rl.rlim_cur;
+		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			rl.rlim_cur = was;
+	}
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want)
+		return rl.rlim_cur > 128 ? (int)(rl.rlim_cur - 128) : 0;
+	return o->keep_open;
+}
+
+/* Reads a short file that cannot change while the machine runs into out
+ * (trimmed first line, printable UTF-8); *len 0 when absent. */
+static void read_fixed_string(struct collector *c, const char *path, char *out, size_t cap,
+			      int *len)
+{
+	int n;
+
+	*len = 0;
+	out[0] = '\0';
+	if (pf_read(&c->rb, c->rootfd, path) < 0)
+		return;
+	n = pf_first_line(&c->rb, out, cap);
+	if (n <= 0 || !name_printable_utf8(out, (size_t)n)) {
+		out[0] = '\0';
+		return;
+	}
+	*len = n;
+}
 
 static uint32_t fnv1a(const char *s, size_t n, uint32_t h)
 {
@@ -41,6 +118,15 @@ int collector_init(struct collector *c, const struct agent_opts *o)
 	if (c->page_size <= 0)
 		c->page_size = 4096;
 	c->v1_nolimit = (INT64_MAX / c->page_size) * c->page_size;
+	for (int i = 0; i < HF_N; i++)
+		c->hfd[i] = -1;
+	c->wk.keep.budget = keep_budget(o);
+	c->keep_proc = c->wk.keep.budget > 0 && fs_is(c->rootfd, "proc", PROC_SUPER_MAGIC);
+	c->keep_sys = c->wk.keep.budget > 0 && fs_is(c->rootfd, "sys", SYSFS_MAGIC);
+	read_fixed_string(c, "proc/sys/kernel/random/boot_id", c->boot_id, sizeof(c->boot_id),
+			  &c->boot_id_len);
+	read_fixed_string(c, "proc/sys/kernel/osrelease", c->kernel, sizeof(c->kernel),
+			  &c->kernel_len);
 	if (cg_discover(&c->hs, o->root) < 0) {
 		alog_error("could not find cgroup hierarchies: out of memory");
 		close(c->rootfd);
@@ -61,6 +147,8 @@ int collector_init(struct collector *c, const struct agent_opts *o)
 
 void collector_release(struct collector *c)
 {
+	for (int i = 0; i < HF_N; i++)
+		pf_keep_close(&c->wk.keep, &c->hfd[i]);
 	if (c->rootfd >= 0)
 		close(c->rootfd);
 	rbuf_release(&c->rb);
@@ -201,11 +289,11 @@ static void emit_psi_res(struct jw *w, const struct psi_res *r)
 
 /* Reads and parses a pressure file; false when absent (no PSI, psi=0 gives
  * EOPNOTSUPP on read, unreadable, empty). */
-static bool read_psi(struct collector *c, int dirfd, const char *path, const char *where,
-		     struct psi_res *out)
+static bool read_psi(struct collector *c, int dirfd, const char *path, int *slot,
+		     const char *where, struct psi_res *out)
 {
 	bool range;
-	int rc = pf_read(&c->rb, dirfd, path);
+	int rc = pf_read_kept(&c->rb, dirfd, path, slot, &c->wk.keep);
 
 	if (rc < 0) {
 		if (rc != -ENOENT)
@@ -228,15 +316,27 @@ enum scalar { SC_ABSENT, SC_VALUE, SC_MAX };
 /* Reads a one-value file: SC_VALUE with *v, SC_MAX for "max", SC_ABSENT
  * when missing or unusable. *err gets the read error (0 when read and
  * parsed), -ERANGE for a value above 2^63-1, -EINVAL for garbage. */
-static enum scalar read_scalar(struct collector *c, int dirfd, const char *path,
+static enum scalar parse_scalar(struct collector *c, const char *path, const char *where,
+				bool hex, int64_t *v, int *err);
+
+static enum scalar read_scalar(struct collector *c, int dirfd, const char *path, int *slot,
 			       const char *where, bool hex, int64_t *v, int *err)
 {
-	int rc = pf_read(&c->rb, dirfd, path);
+	int rc = pf_read_kept(&c->rb, dirfd, path, slot, &c->wk.keep);
 
 	*err = rc;
 	if (rc < 0)
 		return SC_ABSENT;
-	rc = pf_parse_u63(&c->rb, hex, v);
+	return parse_scalar(c, path, where, hex, v, err);
+}
+
+/* The value of a one-value file already in c->rb (see read_scalar). */
+static enum scalar parse_scalar(struct collector *c, const char *path, const char *where,
+				bool hex, int64_t *v, int *err)
+{
+	int rc = pf_parse_u63(&c->rb, hex, v);
+
+	*err = 0;
 	if (rc == 1)
 		return SC_MAX;
 	if (rc == -ERANGE) {
@@ -254,19 +354,13 @@ static enum scalar read_scalar(struct collector *c, int dirfd, const char *path,
 	return SC_VALUE;
 }
 
-/* A short string file (boot_id, osrelease) as a JSON string, if usable. */
-static void emit_string_file(struct collector *c, const char *key, const char *path)
+/* A string read at start (boot_id, kernel) when it was usable. */
+static void emit_fixed_string(struct jw *w, const char *key, const char *s, int len)
 {
-	char s[257];
-	int n;
-
-	if (pf_read(&c->rb, c->rootfd, path) < 0)
+	if (len <= 0)
 		return;
-	n = pf_first_line(&c->rb, s, sizeof(s));
-	if (n <= 0 || !name_printable_utf8(s, (size_t)n))
-		return;
-	jw_keyz(c->w, key);
-	jw_str(c->w, s, (size_t)n);
+	jw_keyz(w, key);
+	jw_str(w, s, (size_t)len);
 }
 
 static void emit_ts(struct jw *w, const struct timespec *ts)
@@ -298,15 +392,17 @@ static void emit_mglru(struct collector *c)
 	int64_t v;
 	int err;
 
-	if (pf_read(&c->rb, c->rootfd, "sys/kernel/mm/lru_gen/enabled") < 0)
+	static const char path[] = "sys/kernel/mm/lru_gen/enabled";
+
+	if (pf_read_kept(&c->rb, c->rootfd, path, c->keep_sys ? &c->hfd[HF_MGLRU] : NULL,
+			 &c->wk.keep) < 0)
 		return;
 	if (c->rb.p[0] == 'y' || c->rb.p[0] == 'n') {
 		jw_keyz(c->w, "mglru");
 		jw_bool(c->w, c->rb.p[0] == 'y');
 		return;
 	}
-	if (read_scalar(c, c->rootfd, "sys/kernel/mm/lru_gen/enabled", "mglru", true, &v, &err) !=
-	    SC_VALUE)
+	if (parse_scalar(c, path, "mglru", true, &v, &err) != SC_VALUE)
 		return;
 	jw_keyz(c->w, "mglru");
 	jw_bool(c->w, v != 0);
@@ -321,7 +417,9 @@ static void emit_settings(struct collector *c)
 
 	for (size_t i = 0; i < N_VM_SETTINGS; i++) {
 		snprintf(path, sizeof(path), "proc/sys/vm/%s", vm_settings[i]);
-		have[i] = read_scalar(c, c->rootfd, path, "settings", false, &vals[i], &err) == SC_VALUE;
+		have[i] = read_scalar(c, c->rootfd, path,
+				      c->keep_proc ? &c->hfd[HF_SETTINGS + i] : NULL, "settings",
+				      false, &vals[i], &err) == SC_VALUE;
 		any = any || have[i];
 	}
 	if (!any)
@@ -347,7 +445,8 @@ static void emit_host_psi(struct collector *c)
 	for (int i = 0; i < 3; i++) {
 		snprintf(path, sizeof(path), "proc/pressure/%s", psi_names[i]);
 		snprintf(where, sizeof(where), "psi.%s", psi_names[i]);
-		have[i] = read_psi(c, c->rootfd, path, where, &r[i]);
+		have[i] = read_psi(c, c->rootfd, path, c->keep_proc ? &c->hfd[HF_PSI + i] : NULL,
+				   where, &r[i]);
 		any = any || have[i];
 	}
 	if (!any)
@@ -376,23 +475,28 @@ struct cg_data {
 	bool stat_ok, events_ok;
 };
 
-static void read_cg_v2(struct collector *c, int dfd, const char *where, struct cg_data *d)
+static void read_cg_v2(struct collector *c, int dfd, int *fds, const char *where,
+		       struct cg_data *d)
 {
 	static const char *const sets[] = { "memory.low", "memory.high", "memory.swap.max" };
 	int err;
 	int64_t v;
 
-	d->psi_ok = read_psi(c, dfd, "memory.pressure", where, &d->psi);
-	d->cur = read_scalar(c, dfd, "memory.current", where, false, &d->cur_v, &err);
+	d->psi_ok = read_psi(c, dfd, "memory.pressure", slot_of(fds, F_PRESSURE), where, &d->psi);
+	d->cur = read_scalar(c, dfd, "memory.current", slot_of(fds, F_CURRENT), where, false,
+			     &d->cur_v, &err);
 	if (d->cur == SC_MAX)
 		d->cur = SC_ABSENT;	/* usage is never "max": garbage (fuzzing found it) */
-	d->max = read_scalar(c, dfd, "memory.max", where, false, &d->max_v, &err);
-	d->swap = read_scalar(c, dfd, "memory.swap.current", where, false, &d->swap_v, &err);
+	d->max = read_scalar(c, dfd, "memory.max", slot_of(fds, F_MAX), where, false, &d->max_v,
+			     &err);
+	d->swap = read_scalar(c, dfd, "memory.swap.current", slot_of(fds, F_SWAP_CURRENT), where,
+			      false, &d->swap_v, &err);
 	if (d->swap == SC_MAX)
 		d->swap = SC_ABSENT;
 	for (int i = 0; i < 3; i++) {
 		/* "max" (no limit) is left out: settings are name -> integer */
-		if (read_scalar(c, dfd, sets[i], where, false, &v, &err) == SC_VALUE) {
+		if (read_scalar(c, dfd, sets[i], slot_of(fds, F_SET0 + i), where, false, &v, &err) ==
+		    SC_VALUE) {
 			d->set_name[d->nset] = sets[i];
 			d->set_v[d->nset++] = v;
 		}
@@ -401,28 +505,32 @@ static void read_cg_v2(struct collector *c, int dfd, const char *where, struct c
 		 d->swap != SC_ABSENT || d->nset > 0;
 }
 
-static void read_cg_v1(struct collector *c, int dfd, const char *where, struct cg_data *d)
+static void read_cg_v1(struct collector *c, int dfd, int *fds, const char *where,
+		       struct cg_data *d)
 {
 	int err, memsw_err;
 	int64_t v, memsw;
 
-	d->cur = read_scalar(c, dfd, "memory.usage_in_bytes", where, false, &d->cur_v, &err);
+	d->cur = read_scalar(c, dfd, "memory.usage_in_bytes", slot_of(fds, F_V1_USAGE), where,
+			     false, &d->cur_v, &err);
 	if (d->cur == SC_MAX)
 		d->cur = SC_ABSENT;	/* as in v2: usage is never "max" */
-	d->max = read_scalar(c, dfd, "memory.limit_in_bytes", where, false, &d->max_v, &err);
+	d->max = read_scalar(c, dfd, "memory.limit_in_bytes", slot_of(fds, F_V1_LIMIT), where,
+			     false, &d->max_v, &err);
 	if (d->max == SC_ABSENT && err == -ERANGE)
 		d->max = SC_MAX;	/* a limit above 2^63-1 is no limit */
 	if (d->max == SC_VALUE && d->max_v >= c->v1_nolimit)
 		d->max = SC_MAX;
-	enum scalar ms = read_scalar(c, dfd, "memory.memsw.usage_in_bytes", where, false, &memsw,
-				     &memsw_err);
+	enum scalar ms = read_scalar(c, dfd, "memory.memsw.usage_in_bytes", slot_of(fds, F_V1_MEMSW),
+				     where, false, &memsw, &memsw_err);
 	if (d->cur == SC_VALUE && ms == SC_VALUE) {
 		d->swap = SC_VALUE;
 		d->swap_v = memsw > d->cur_v ? memsw - d->cur_v : 0;
 	} else if (d->cur == SC_VALUE && memsw_err == -ENOENT) {
 		d->swap = SC_MAX;	/* null: no memsw accounting */
 	}
-	if (read_scalar(c, dfd, "memory.swappiness", where, false, &v, &err) == SC_VALUE) {
+	if (read_scalar(c, dfd, "memory.swappiness", slot_of(fds, F_V1_SWAPPINESS), where, false, &v,
+			&err) == SC_VALUE) {
 		d->set_name[d->nset] = "memory.swappiness";
 		d->set_v[d->nset++] = v;
 	}
@@ -442,7 +550,7 @@ static void emit_scalar(struct jw *w, const char *key, enum scalar s, int64_t v)
 
 /* cg_walk callback: one cgroup entry. */
 static void visit_cgroup(void *ctx, const struct cg_hier *h, int dfd, const char *path,
-			 size_t pathlen)
+			 size_t pathlen, int *fds)
 {
 	struct collector *c = ctx;
 	struct cg_data d;
@@ -451,12 +559,13 @@ static void visit_cgroup(void *ctx, const struct cg_hier *h, int dfd, const char
 	memset(&d, 0, sizeof(d));
 	snprintf(where, sizeof(where), "cgroup v%d %.200s", h->version, path);
 	if (h->version == 2)
-		read_cg_v2(c, dfd, where, &d);
+		read_cg_v2(c, dfd, fds, where, &d);
 	else
-		read_cg_v1(c, dfd, where, &d);
+		read_cg_v1(c, dfd, fds, where, &d);
 	/* the two maps last, one per buffer, so they can be streamed */
-	d.stat_ok = pf_read(&c->rb, dfd, "memory.stat") == 0;
-	d.events_ok = h->version == 2 && pf_read(&c->rb2, dfd, "memory.events") == 0;
+	d.stat_ok = pf_read_kept(&c->rb, dfd, "memory.stat", slot_of(fds, F_STAT), &c->wk.keep) == 0;
+	d.events_ok = h->version == 2 &&
+		pf_read_kept(&c->rb2, dfd, "memory.events", slot_of(fds, F_EVENTS), &c->wk.keep) == 0;
 	/* Nothing readable: report the directory anyway while it exists (a
 	 * hybrid machine's v2 twin with pressure files off still gives its
 	 * entry, CONTRACT.md §1), skip it when it vanished mid-walk. Every
@@ -514,7 +623,8 @@ int collector_sample(struct collector *c, struct jw *w)
 	c->w = w;
 	c->dropped = 0;
 	c->ncg = 0;
-	rc = pf_read(&c->rb, c->rootfd, "proc/vmstat");
+	rc = pf_read_kept(&c->rb, c->rootfd, "proc/vmstat", c->keep_proc ? &c->hfd[HF_VMSTAT] : NULL,
+			  &c->wk.keep);
 	if (rc < 0) {
 		alog_error("could not read %s/proc/vmstat: %s; no sample this interval",
 			  o->root ? o->root : "", strerror(-rc));
@@ -532,8 +642,8 @@ int collector_sample(struct collector *c, struct jw *w)
 		jw_obj_begin(w);
 		jw_obj_end(w);
 	}
-	emit_string_file(c, "boot_id", "proc/sys/kernel/random/boot_id");
-	emit_string_file(c, "kernel", "proc/sys/kernel/osrelease");
+	emit_fixed_string(w, "boot_id", c->boot_id, c->boot_id_len);
+	emit_fixed_string(w, "kernel", c->kernel, c->kernel_len);
 	jw_keyz(w, "page_size");
 	jw_int(w, c->page_size);
 	emit_mglru(c);
@@ -549,7 +659,8 @@ int collector_sample(struct collector *c, struct jw *w)
 		jw_obj_end(w);
 	}
 	emit_settings(c);
-	if (pf_read(&c->rb, c->rootfd, "proc/meminfo") == 0)
+	if (pf_read_kept(&c->rb, c->rootfd, "proc/meminfo", c->keep_proc ? &c->hfd[HF_MEMINFO] : NULL,
+			 &c->wk.keep) == 0)
 		emit_kv_map(c, "meminfo", "meminfo", &c->rb, true);
 	emit_host_psi(c);
 	cg_walk(&c->wk, &c->hs, &c->sel, visit_cgroup, c);

@@ -28,12 +28,22 @@ struct keyslot {
 	uint32_t len;
 };
 
+/* Host-level files kept open between samples (live procfs/sysfs only). */
+enum {
+	HF_VMSTAT, HF_MEMINFO, HF_PSI, HF_SETTINGS = HF_PSI + 3, HF_MGLRU = HF_SETTINGS + 7,
+	HF_N
+};
+
 struct collector {
 	const struct agent_opts *o;	/* borrowed */
 	int rootfd;			/* "/" or --root DIR */
 	long page_size;
 	int64_t v1_nolimit;		/* PAGE_COUNTER_MAX x page size */
 	struct rbuf rb, rb2;		/* reused read buffers */
+	int hfd[HF_N];			/* kept host files, -1 when not */
+	bool keep_proc, keep_sys;	/* /proc and /sys are the kernel's: keep files open */
+	char boot_id[257], kernel[257];	/* read once: fixed while the agent runs; "" absent */
+	int boot_id_len, kernel_len;
 	struct cg_hiers hs;
 	struct cg_walk wk;
 	struct cg_select sel;
@@ -46,7 +56,10 @@ struct collector {
 	unsigned long last_bad, last_truncated;
 };
 
-/* Opens the root, finds the cgroup hierarchies. o is borrowed and must
+/* Opens the root, finds the cgroup hierarchies, reads the files that cannot
+ * change while the machine runs (boot_id, kernel release). Unless --once,
+ * up to o->keep_open kernel files stay open between samples (raising the
+ * soft RLIMIT_NOFILE as far as needed and allowed). o is borrowed and must
  * outlive the collector. Returns 0, or -1 with a message logged (the root
  * directory cannot be opened, out of memory). */
 int collector_init(struct collector *c, const struct agent_opts *o);

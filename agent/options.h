@@ -39,6 +39,7 @@ struct agent_opts {
 	char *include[OPT_MAX_GLOBS], *exclude[OPT_MAX_GLOBS];	/* owned globs */
 	size_t ninclude, nexclude;
 	int cgroup_max;
+	int keep_open;		/* kernel files kept open between samples */
 	char *spool;		/* owned spool directory */
 	uint64_t spool_max_bytes;
 	int batch_max;		/* samples per POST */

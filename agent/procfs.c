@@ -29,19 +29,18 @@ static int rbuf_grow(struct rbuf *rb)
 	return 0;
 }
 
-int pf_read(struct rbuf *rb, int dirfd, const char *path)
+/* Reads fd whole from offset 0 into rb (pread, so a kept descriptor needs
+ * no lseek). Returns 0 or a negative errno; rb->len is set either way. */
+static int read_all(struct rbuf *rb, int fd)
 {
-	int fd, rc = 0;
+	int rc = 0;
 
 	rb->len = 0;
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
 	for (;;) {
 		ssize_t n;
 		if (rb->cap - rb->len < 4096 && (rc = rbuf_grow(rb)) < 0)
 			break;
-		n = read(fd, rb->p + rb->len, rb->cap - rb->len - 1);
+		n = pread(fd, rb->p + rb->len, rb->cap - rb->len - 1, (off_t)rb->len);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -58,13 +57,56 @@ int pf_read(struct rbuf *rb, int dirfd, const char *path)
 		if ((size_t)n < rb->cap - (rb->len - (size_t)n) - 1)
 			break;
 	}
-	close(fd);
-	if (rc < 0) {
+	if (rc < 0)
 		rb->len = 0;
-		return rc;
+	return rc;
+}
+
+int pf_read_kept(struct rbuf *rb, int dirfd, const char *path, int *slot, struct pf_keep *k)
+{
+	int fd, rc;
+
+	if (slot && *slot >= 0) {
+		rc = read_all(rb, *slot);
+		if (rc == 0) {
+			rb->p[rb->len] = '\0';
+			return rb->len ? 0 : -ENODATA;
+		}
+		pf_keep_close(k, slot);	/* gone (ENODEV) or broken: open afresh */
 	}
+	rb->len = 0;
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	rc = read_all(rb, fd);
+	if (rc == 0 && slot && k && k->budget > 0) {
+		*slot = fd;
+		k->budget--;
+		k->kept++;
+	} else {
+		close(fd);
+	}
+	if (rc < 0)
+		return rc;
 	rb->p[rb->len] = '\0';
 	return rb->len ? 0 : -ENODATA;
+}
+
+void pf_keep_close(struct pf_keep *k, int *slot)
+{
+	if (!slot || *slot < 0)
+		return;
+	close(*slot);
+	*slot = -1;
+	if (k) {
+		k->budget++;
+		k->kept--;
+	}
+}
+
+int pf_read(struct rbuf *rb, int dirfd, const char *path)
+{
+	return pf_read_kept(rb, dirfd, path, NULL, NULL);
 }
 
 void pf_iter_init(struct pf_iter *it, const struct rbuf *rb)

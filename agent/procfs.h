@@ -33,6 +33,29 @@ void rbuf_release(struct rbuf *rb);
  * contract an empty file is the same as an absent one. */
 int pf_read(struct rbuf *rb, int dirfd, const char *path);
 
+/* File descriptors kept open between samples, and how many more may be.
+ * Reading a kernel file again through a kept descriptor is one pread()
+ * instead of openat+read+close: the kernel regenerates a seq_file or
+ * sysfs attribute when it is read from offset 0. The price is kernel
+ * memory: a seq_file keeps its buffer (a page) while open. Only for real
+ * procfs/sysfs/cgroupfs files: a regular file (a recorded tree) read
+ * through an old descriptor would not show a file replaced since. */
+struct pf_keep {
+	int budget;		/* descriptors that may still be kept; 0: none */
+	int kept;		/* descriptors kept now */
+};
+
+/* pf_read, reusing or filling *slot (a kept descriptor of dirfd/path, -1
+ * when none): with a kept descriptor the file is read again with pread at
+ * offset 0; when that fails (a removed cgroup's files answer ENODEV) the
+ * descriptor is closed and the file opened afresh. A freshly opened file
+ * that was read is kept in *slot while k has budget, else closed. slot
+ * and k may be NULL (plain pf_read). */
+int pf_read_kept(struct rbuf *rb, int dirfd, const char *path, int *slot, struct pf_keep *k);
+
+/* Closes a kept descriptor (if any) and gives its budget back. */
+void pf_keep_close(struct pf_keep *k, int *slot);
+
 /* Line iteration over a buffer filled by pf_read. */
 struct pf_iter {
 	const char *p, *end;

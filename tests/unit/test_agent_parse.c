@@ -376,13 +376,14 @@ struct vanish {
 };
 
 static void visit_vanish(void *ctx, const struct cg_hier *h, int dirfd, const char *path,
-			 size_t pathlen)
+			 size_t pathlen, int *fds)
 {
 	struct vanish *v = ctx;
 	char p[512];
 
 	(void)h;
 	(void)dirfd;
+	(void)fds;
 	strncat(v->seen, path, pathlen);
 	strcat(v->seen, " ");
 	if (!strcmp(path, "/a")) {
