@@ -278,9 +278,8 @@ export function mount(el, route) {
       h("label", {}, "Window"), rangeSeg,
       h("label", { for: "cmp-label" }, "Only"), selLabel, refresh),
     h("p", { class: "caption", id: "cmp-caption" },
-      "Each row: a reclaim figure over host-intervals (one host's 5-minute bucket); change = (B \u2212 A) / A; " +
-      "p: Mann\u2013Whitney U test with the host as the unit (each host's mean), * p < 0.05, ** < 0.01, *** < 0.001; " +
-      "green: B better, red: B worse, grey: not significant; \u2191/\u2193: higher/lower is better."),
+      "Figures over host-intervals (a host's 5-minute bucket); change = (B \u2212 A) / A; p: Mann\u2013Whitney U test, host as the unit " +
+      "(each host's mean); * p < 0.05, ** < 0.01, *** < 0.001; green: B better, red: B worse, grey: not significant."),
     summary, body);
   renderPickers();
   load();
