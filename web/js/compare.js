@@ -137,6 +137,7 @@ export function mount(el, route) {
   }
 
   function message(cls, text) {
+    body.classList.remove("busy");
     body.replaceChildren(h("div", { class: cls }, text));
   }
 
@@ -156,7 +157,8 @@ export function mount(el, route) {
     const { signal, my } = newRequest();
     const w = window_();
     el.dataset.loaded = "";
-    message("muted", "loading groups\u2026");
+    if (body.querySelector("#cmp-table")) body.classList.add("busy");
+    else message("muted", "loading groups\u2026");
     try {
       const [hosts, list] = await Promise.all([
         st.hosts.length ? Promise.resolve(null) : getJSON("hosts", {}, signal).catch((e) => {
@@ -199,7 +201,9 @@ export function mount(el, route) {
       el.dataset.loaded = "1";
       return;
     }
-    message("muted", "comparing\u2026");
+    // keep the last table, dimmed, until the new one arrives (no flicker on swap or window)
+    if (body.querySelector("#cmp-table")) body.classList.add("busy");
+    else message("muted", "comparing\u2026");
     const res = await getJSON("compare", { ...baseParams(w), a: st.a, b: st.b }, signal);
     if (my !== seq) return;
     render(res);
@@ -236,6 +240,7 @@ export function mount(el, route) {
     const head2 = h("tr", {}, [0, 1, 2].map(() => STATS.map((s) => h("th", { class: "num" }, s))));
     const tbody = h("tbody", {}, figs.length ? figs.map(figRow)
       : h("tr", {}, h("td", { colspan: 16, class: "empty" }, "the server returned no figures")));
+    body.classList.remove("busy");
     body.replaceChildren(...notes,
       h("div", { class: "cmp-scroll" }, h("table", { class: "grid cmp", id: "cmp-table" }, h("thead", {}, head1, head2), tbody)));
   }

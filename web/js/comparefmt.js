@@ -128,7 +128,7 @@ export function naturalCmp(x, y) {
 export function defaultPair(groups) {
   const g = (groups || []).filter((x) => x && x.value !== undefined && x.value !== null);
   if (g.length < 2) return null;
-  const top = [...g].sort((p, q) => q.hosts - p.hosts || naturalCmp(p.value, q.value)).slice(0, 2).map((x) => x.value);
+  const top = [...g].sort((p, q) => q.hosts - p.hosts || naturalCmp(p.value, q.value)).slice(0, 2).map((x) => String(x.value));
   top.sort(naturalCmp);
   return { a: top[0], b: top[1] };
 }
