@@ -12,7 +12,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 STD     := -std=c11 -D_GNU_SOURCE
 OPT     ?= -O2 -g
 DEPFLAGS = -MMD -MP
-PKGS    := libmicrohttpd jansson libpq libcurl zlib nettle
+PKGS    := libmicrohttpd jansson libpq libcurl zlib nettle yajl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 
@@ -124,7 +124,12 @@ soak: deps
 		SERVER=$(CURDIR)/bin/san/vmscope-server AGENT=$(CURDIR)/bin/san/vmscope-agent \
 		tests/e2e/test_pg_restart.sh
 
-BENCH_BINS := $(BIN)/vmscope-loadgen $(BIN)/vmscope-bulkload
+# instructions per parsed sample under callgrind (docs/scaling.md)
+$(BIN)/vmscope-parsecost: $(OUT)/bench/parsecost.o $(OUT)/bench/gen.o $(SERVER_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+BENCH_BINS := $(BIN)/vmscope-loadgen $(BIN)/vmscope-bulkload $(BIN)/vmscope-parsecost
 bench-build: $(BENCH_BINS)
 bench: deps
 	@$(MAKE) --no-print-directory all bench-build

@@ -5,6 +5,7 @@
  * error names the field by its path in the sample ("cgroups[2].memory_stat.anon").
  */
 #include "sample.h"
+#include "sample_body.h"
 #include "dict.h"
 
 #include <math.h>
@@ -326,6 +327,141 @@ int sample_from_json(struct sample *s, const json_t *obj, char err[SAMPLE_ERR_MA
 		sample_release(s);
 		return -1;
 	}
+	return 0;
+}
+
+/* --- a whole body, the jansson way (the reference of sample_yajl.c) --- */
+
+bool sample_json_depth_ok(const char *buf, size_t len, int max_depth)
+{
+	int depth = 0;
+	bool in_str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = buf[i];
+		if (in_str) {
+			if (c == '\\')
+				i++;	/* skip the escaped character */
+			else if (c == '"')
+				in_str = false;
+			continue;
+		}
+		if (c == '"') {
+			in_str = true;
+		} else if (c == '[' || c == '{') {
+			if (++depth > max_depth)
+				return false;
+		} else if (c == ']' || c == '}') {
+			depth--;
+		}
+	}
+	return true;
+}
+
+void sample_json_key_before(const char *buf, size_t pos, char *key, size_t keylen)
+{
+	size_t i = pos, end, start;
+
+	key[0] = '\0';
+	/* back to the ':' that introduced the value, past the value itself */
+	while (i > 0 && buf[i - 1] != ':') {
+		if (buf[i - 1] == ',' || buf[i - 1] == '{' || buf[i - 1] == '[' || buf[i - 1] == '"')
+			return;	/* an array element or a string: no key */
+		i--;
+	}
+	if (i == 0)
+		return;
+	i--;
+	while (i > 0 && (buf[i - 1] == ' ' || buf[i - 1] == '\t' || buf[i - 1] == '\n' ||
+			 buf[i - 1] == '\r'))
+		i--;
+	if (i == 0 || buf[i - 1] != '"')
+		return;
+	end = i - 1;
+	start = end;
+	while (start > 0 && buf[start - 1] != '"' && end - start < 64)
+		start--;
+	if (start == 0 || buf[start - 1] != '"' || (start >= 2 && buf[start - 2] == '\\'))
+		return;	/* no opening quote, or an escaped one: give up */
+	for (size_t k = start; k < end; k++)
+		if ((unsigned char)buf[k] < 0x20 || (unsigned char)buf[k] >= 0x7f || buf[k] == '\\')
+			return;	/* keep the message plain ASCII */
+	size_t n = end - start < keylen - 1 ? end - start : keylen - 1;
+	memcpy(key, buf + start, n);
+	key[n] = '\0';
+}
+
+void sample_body_free(struct sample *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sample_release(&s[i]);
+	free(s);
+}
+
+static int body_fail(struct sample_body_err *e, enum sample_body_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int body_fail(struct sample_body_err *e, enum sample_body_kind kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	e->kind = kind;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int sample_body_parse_jansson(const char *buf, size_t len, int max_depth, struct sample **out,
+			      size_t *n, struct sample_body_err *e)
+{
+	json_error_t jerr;
+	json_t *root;
+	size_t cnt;
+	struct sample *s = NULL;
+	char err[SAMPLE_ERR_MAX];
+
+	memset(e, 0, sizeof(*e));
+	*out = NULL;
+	*n = 0;
+	if (!sample_json_depth_ok(buf, len, max_depth))
+		return body_fail(e, SB_DEPTH, "nested deeper than %d levels", max_depth);
+	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		snprintf(e->detail, sizeof(e->detail), "line %d, column %d", jerr.line, jerr.column);
+		if (strncmp(jerr.text, "too big integer", 15) == 0) {
+			/* name the key, the only field path the parser can give */
+			char key[72];
+			sample_json_key_before(buf, (size_t)jerr.position <= len ?
+					       (size_t)jerr.position : len, key, sizeof(key));
+			return body_fail(e, SB_TOOBIG, "%s%s%s", *key ? "\"" : "",
+					 *key ? key : "a number", *key ? "\"" : "");
+		}
+		return body_fail(e, SB_SYNTAX, "%s", jerr.text);
+	}
+	if (json_is_object(root)) {
+		cnt = 1;
+	} else if (json_is_array(root)) {
+		cnt = json_array_size(root);
+	} else {
+		json_decref(root);
+		return body_fail(e, SB_TOP, "expected a sample object or an array of sample objects");
+	}
+	if (cnt && !(s = calloc(cnt, sizeof(*s)))) {
+		json_decref(root);
+		return body_fail(e, SB_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < cnt; i++) {
+		const json_t *obj = json_is_array(root) ? json_array_get(root, i) : root;
+		if (sample_from_json(&s[i], obj, err) < 0) {
+			sample_body_free(s, i);
+			json_decref(root);
+			e->sample = i;
+			return body_fail(e, SB_SAMPLE, "%s", err);
+		}
+	}
+	json_decref(root);
+	*out = s;
+	*n = cnt;
 	return 0;
 }
 

@@ -7,7 +7,7 @@ set -euo pipefail
 PKGS=(
 	gcc make pkg-config            # build
 	clang libclang-rt-14-dev       # fuzzing (libFuzzer + sanitizers)
-	libmicrohttpd-dev libjansson-dev libpq-dev libcurl4-openssl-dev zlib1g-dev
+	libmicrohttpd-dev libjansson-dev libyajl-dev libpq-dev libcurl4-openssl-dev zlib1g-dev
 	nettle-dev openssl             # token hashing (SHA-256); certificates in the TLS test
 	postgresql                     # server-side database (own cluster, own port)
 	curl python3 util-linux procps jq # scripts and tests (runuser, pkill-free PID handling)

@@ -6,6 +6,7 @@
 #include "metrics.h"
 #include "ratelimit.h"
 #include "respond.h"
+#include "sample_body.h"
 #include "store.h"
 #include "timeparse.h"
 #include "tokens.h"
@@ -39,61 +40,12 @@ static int fail(struct ingest_error *e, const char *hint, const char *fmt, ...)
 
 bool ingest_depth_ok(const char *buf, size_t len, int max_depth)
 {
-	int depth = 0;
-	bool in_str = false;
-
-	for (size_t i = 0; i < len; i++) {
-		char c = buf[i];
-		if (in_str) {
-			if (c == '\\')
-				i++;	/* skip the escaped character */
-			else if (c == '"')
-				in_str = false;
-			continue;
-		}
-		if (c == '"') {
-			in_str = true;
-		} else if (c == '[' || c == '{') {
-			if (++depth > max_depth)
-				return false;
-		} else if (c == ']' || c == '}') {
-			depth--;
-		}
-	}
-	return true;
+	return sample_json_depth_ok(buf, len, max_depth);
 }
 
 void ingest_key_before(const char *buf, size_t pos, char *key, size_t keylen)
 {
-	size_t i = pos, end, start;
-
-	key[0] = '\0';
-	/* back to the ':' that introduced the value, past the value itself */
-	while (i > 0 && buf[i - 1] != ':') {
-		if (buf[i - 1] == ',' || buf[i - 1] == '{' || buf[i - 1] == '[' || buf[i - 1] == '"')
-			return;	/* an array element or a string: no key */
-		i--;
-	}
-	if (i == 0)
-		return;
-	i--;
-	while (i > 0 && (buf[i - 1] == ' ' || buf[i - 1] == '\t' || buf[i - 1] == '\n' ||
-			 buf[i - 1] == '\r'))
-		i--;
-	if (i == 0 || buf[i - 1] != '"')
-		return;
-	end = i - 1;
-	start = end;
-	while (start > 0 && buf[start - 1] != '"' && end - start < 64)
-		start--;
-	if (start == 0 || buf[start - 1] != '"' || (start >= 2 && buf[start - 2] == '\\'))
-		return;	/* no opening quote, or an escaped one: give up */
-	for (size_t k = start; k < end; k++)
-		if ((unsigned char)buf[k] < 0x20 || (unsigned char)buf[k] >= 0x7f || buf[k] == '\\')
-			return;	/* keep the message plain ASCII */
-	size_t n = end - start < keylen - 1 ? end - start : keylen - 1;
-	memcpy(key, buf + start, n);
-	key[n] = '\0';
+	sample_json_key_before(buf, pos, key, keylen);
 }
 
 void ingest_batch_release(struct ingest_batch *b)
@@ -105,16 +57,12 @@ void ingest_batch_release(struct ingest_batch *b)
 	b->n = 0;
 }
 
-/* Validates sample idx of the body into s (initialised); -1 with e. */
-static int one_sample(struct sample *s, const json_t *obj, size_t idx, int64_t now_ms,
-		      int64_t oldest_ms, int retention_days, struct ingest_error *e)
+/* Checks sample idx against the clock and the retention; -1 with e. */
+static int check_time(const struct sample *s, size_t idx, int64_t now_ms, int64_t oldest_ms,
+		      int retention_days, struct ingest_error *e)
 {
-	char err[SAMPLE_ERR_MAX];
 	char when[40], limit[40];
 
-	if (sample_from_json(s, obj, err) < 0)
-		return fail(e, "fix the field named; nothing of this request was stored",
-			    "could not parse sample %zu: %s", idx, err);
 	if (s->ts_ms > now_ms + INGEST_MAX_SKEW_MS) {
 		fail(e, "synchronise the agent's clock (NTP); samples may be at most 10 minutes "
 		     "ahead of the server's", "could not accept sample %zu: ts: %s is more than "
@@ -122,7 +70,6 @@ static int one_sample(struct sample *s, const json_t *obj, size_t idx, int64_t n
 		     time_format(s->ts_ms, when, sizeof(when)));
 		snprintf(e->detail, sizeof(e->detail), "server time %s",
 			 time_format(now_ms, limit, sizeof(limit)));
-		sample_release(s);
 		return -1;
 	}
 	if (s->ts_ms < oldest_ms) {
@@ -131,7 +78,6 @@ static int one_sample(struct sample *s, const json_t *obj, size_t idx, int64_t n
 		     "(%d days)", idx, time_format(s->ts_ms, when, sizeof(when)), retention_days);
 		snprintf(e->detail, sizeof(e->detail), "oldest accepted %s",
 			 time_format(oldest_ms, limit, sizeof(limit)));
-		sample_release(s);
 		return -1;
 	}
 	return 0;
@@ -140,64 +86,37 @@ static int one_sample(struct sample *s, const json_t *obj, size_t idx, int64_t n
 int ingest_parse(const char *buf, size_t len, int64_t now_ms, int64_t oldest_ms,
 		 int retention_days, struct ingest_batch *b, struct ingest_error *e)
 {
-	json_error_t jerr;
-	json_t *root;
-	size_t n;
-	int rc = 0;
+	struct sample_body_err be;
 
 	memset(e, 0, sizeof(*e));
 	b->s = NULL;
 	b->n = 0;
-	if (!ingest_depth_ok(buf, len, INGEST_MAX_DEPTH))
-		return fail(e, "a sample nests 6 levels deep", "could not parse JSON: nested "
-			    "deeper than %d levels", INGEST_MAX_DEPTH);
-	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root && strncmp(jerr.text, "too big integer", 15) == 0) {
-		/* name the key, the only field path the parser can give */
-		char key[72];
-		ingest_key_before(buf, (size_t)jerr.position <= len ? (size_t)jerr.position : len,
-				  key, sizeof(key));
-		fail(e, "integers are 0 to 2^63-1 (CONTRACT §1); the agent drops larger values",
-		     "could not parse JSON: %s%s%s: expected an integer from 0 to 2^63-1",
-		     *key ? "\"" : "", *key ? key : "a number", *key ? "\"" : "");
-		snprintf(e->detail, sizeof(e->detail), "line %d, column %d", jerr.line, jerr.column);
-		return -1;
-	}
-	if (!root) {
-		fail(e, "send a sample object or an array of them (UTF-8 JSON, integers at most "
-		     "2^63-1, no duplicate keys)", "could not parse JSON: %s", jerr.text);
-		snprintf(e->detail, sizeof(e->detail), "line %d, column %d", jerr.line, jerr.column);
-		return -1;
-	}
-	if (json_is_object(root)) {
-		n = 1;
-	} else if (json_is_array(root)) {
-		n = json_array_size(root);
-	} else {
-		json_decref(root);
-		return fail(e, NULL, "could not parse JSON: expected a sample object or an array "
-			    "of sample objects");
-	}
-	if (n) {
-		b->s = calloc(n, sizeof(*b->s));
-		if (!b->s) {
-			json_decref(root);
+	if (sample_body_parse(buf, len, INGEST_MAX_DEPTH, &b->s, &b->n, &be) < 0) {
+		snprintf(e->detail, sizeof(e->detail), "%s", be.detail);
+		switch (be.kind) {
+		case SB_DEPTH:
+			return fail(e, "a sample nests 6 levels deep", "could not parse JSON: %s", be.msg);
+		case SB_TOOBIG:
+			return fail(e, "integers are 0 to 2^63-1 (CONTRACT §1); the agent drops larger values",
+				    "could not parse JSON: %s: expected an integer from 0 to 2^63-1", be.msg);
+		case SB_SAMPLE:
+			return fail(e, "fix the field named; nothing of this request was stored",
+				    "could not parse sample %zu: %s", be.sample, be.msg);
+		case SB_NOMEM:
 			return fail(e, NULL, "out of memory");
+		case SB_TOP:
+			return fail(e, NULL, "could not parse JSON: %s", be.msg);
+		default:
+			return fail(e, "send a sample object or an array of them (UTF-8 JSON, integers at "
+				    "most 2^63-1, no duplicate keys)", "could not parse JSON: %s", be.msg);
 		}
 	}
-	for (size_t i = 0; i < n; i++) {
-		const json_t *obj = json_is_array(root) ? json_array_get(root, i) : root;
-		sample_init(&b->s[i]);
-		if (one_sample(&b->s[i], obj, i, now_ms, oldest_ms, retention_days, e) < 0) {
-			rc = -1;
-			break;
+	for (size_t i = 0; i < b->n; i++)
+		if (check_time(&b->s[i], i, now_ms, oldest_ms, retention_days, e) < 0) {
+			ingest_batch_release(b);
+			return -1;
 		}
-		b->n = i + 1;
-	}
-	json_decref(root);
-	if (rc < 0)
-		ingest_batch_release(b);
-	return rc;
+	return 0;
 }
 
 /* Refuses the request before its body. libmicrohttpd closes a connection

@@ -4,8 +4,9 @@
  * (401), the rate limit is hit (429), the database was never reached (503),
  * Content-Length is over --max-body (413) or the encoding is unknown (415).
  * Otherwise the body is collected under the limit, inflated under the same
- * limit when gzip, parsed with jansson (duplicate keys refused, nesting
- * depth capped), every sample validated by sample_from_json and checked
+ * limit when gzip, parsed by libyajl callbacks straight into samples
+ * (sample_body.h: the same checks as jansson + sample_from_json, duplicate
+ * keys refused, nesting depth capped), every sample checked
  * against the clock and the retention, and the whole batch stored in one
  * transaction with the detectors' hook: all or nothing. */
 #ifndef VMSCOPE_INGEST_H

@@ -482,6 +482,8 @@ static void test_ingest_parse(void)
 	memset(deep, '[', 100000);
 	memset(deep + 100000, ']', 100000);
 	deep[200000] = '\0';
+	CHECK_INT(parse(deep, &e, &n), -1);	/* [[ is no sample object: refused at once */
+	memcpy(deep, "{\"x\":", 5);	/* {"x":[[[...: refused for its depth */
 	CHECK_INT(parse(deep, &e, &n), -1);
 	CHECK_CONTAINS(e.error, "nested deeper");
 	free(deep);
