@@ -22,7 +22,7 @@ enum {
 	OPT_LISTEN = 256, OPT_DB, OPT_TOKEN, OPT_TOKENS_FILE, OPT_INSECURE, OPT_WEB,
 	OPT_READ_TOKEN, OPT_SCHEMA, OPT_RETENTION, OPT_ROLLUP_RETENTION, OPT_MAX_BODY, OPT_THREADS,
 	OPT_MAX_CONN, OPT_TIMEOUT, OPT_POOL, OPT_RATE, OPT_LOG_LEVEL, OPT_HELP, OPT_VERSION,
-	OPT_TLS_CERT, OPT_TLS_KEY, OPT_DB_TOKENS,
+	OPT_TLS_CERT, OPT_TLS_KEY, OPT_DB_TOKENS, OPT_ADMIN_TOKEN_FILE,
 };
 
 struct opt_def {
@@ -53,6 +53,7 @@ static const struct opt_def opts[] = {
 	{ "db-tokens", 0, OPT_DB_TOKENS, "VMSCOPE_DB_TOKENS" },
 	{ "tls-cert", 1, OPT_TLS_CERT, "VMSCOPE_TLS_CERT" },
 	{ "tls-key", 1, OPT_TLS_KEY, "VMSCOPE_TLS_KEY" },
+	{ "admin-token-file", 1, OPT_ADMIN_TOKEN_FILE, "VMSCOPE_ADMIN_TOKEN_FILE" },
 	{ "help", 0, OPT_HELP, NULL },
 	{ "version", 0, OPT_VERSION, NULL },
 };
@@ -70,6 +71,8 @@ void config_usage(FILE *out)
 	      "                          (vmscope-server token add; they are always accepted)\n"
 	      "  --insecure-no-auth      accept ingest without a token (development only)\n"
 	      "  --read-token TOKEN      require this token for reads (API, /metrics)\n"
+	      "  --admin-token-file FILE the admin token (first line; # comments): needed to\n"
+	      "                          change overrides and forget hosts; off without it\n"
 	      "  --web DIR               dashboard files (default " VMSCOPE_WEB_DIR ")\n"
 	      "  --schema DIR            SQL migrations (default " VMSCOPE_SCHEMA_DIR ")\n"
 	      "  --retention-days N      raw samples kept (default 30)\n"
@@ -209,6 +212,39 @@ static int read_tokens_file(struct server_config *c, const char *path, char *err
 	return rc;
 }
 
+/* The admin token: the first line of FILE that is not blank or a comment.
+ * A file (not a flag) so that the token never shows in `ps`. */
+static int read_admin_token(struct server_config *c, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	int rc = -2;	/* -2: nothing found yet */
+
+	if (!f)
+		return fail(err, errlen, "could not open admin token file %s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+		while (n && isspace((unsigned char)line[n - 1]))
+			line[--n] = '\0';
+		const char *t = line;
+		while (*t && isspace((unsigned char)*t))
+			t++;
+		if (!*t || *t == '#')
+			continue;
+		if (!token_ok(t))
+			rc = fail(err, errlen, "%s: the admin token must be %d to 512 printable "
+				  "characters without spaces", path, CONFIG_MIN_TOKEN_LEN);
+		else
+			rc = set_str(&c->admin_token, t, err, errlen);
+		break;
+	}
+	if (rc == -2)
+		rc = fail(err, errlen, "%s: no admin token in the file", path);
+	explicit_bzero(line, sizeof(line));
+	fclose(f);
+	return rc;
+}
+
 static bool env_true(const char *v)
 {
 	return v && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 ||
@@ -243,6 +279,7 @@ static int apply(struct server_config *c, const struct opt_def *o, const char *v
 	case OPT_SCHEMA: return set_str(&c->schema_dir, v, err, errlen);
 	case OPT_TLS_CERT: return set_str(&c->tls_cert, v, err, errlen);
 	case OPT_TLS_KEY: return set_str(&c->tls_key, v, err, errlen);
+	case OPT_ADMIN_TOKEN_FILE: return read_admin_token(c, v, err, errlen);
 	case OPT_RETENTION:
 		if (parse_long(o->name, v, 1, 36500, &x, err, errlen) < 0)
 			return -1;
@@ -428,6 +465,7 @@ void config_release(struct server_config *c)
 		free(c->tokens[i]);
 	free(c->tokens);
 	free(c->read_token);
+	free(c->admin_token);
 	free(c->web_dir);
 	free(c->schema_dir);
 	free(c->tls_cert);

@@ -22,6 +22,7 @@ struct server_config {
 	bool insecure_no_auth;
 	bool db_tokens;		/* may start without static tokens (tokens.h) */
 	char *read_token;	/* NULL: reads are open */
+	char *admin_token;	/* --admin-token-file; NULL: admin endpoints answer 403 */
 	char *web_dir;
 	char *schema_dir;
 	int retention_days;	/* default 30 */

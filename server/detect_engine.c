@@ -18,6 +18,7 @@
 
 #include "detect_feat.h"
 #include "detect_kinds.h"
+#include "overrides.h"
 #include "rates.h"
 
 enum phase { PH_IDLE, PH_PENDING, PH_OPEN };
@@ -53,6 +54,7 @@ struct det_host {
 	uint64_t boot_hash;
 	struct scope *sc;	/* sc[0] is the host; cgroups after it, sorted by path */
 	size_t nsc, capsc;
+	struct ovr_tuning tune;	/* per feed, not saved: the operator overrides resolved for it */
 };
 
 static const det_fn detectors[NKIND] = {
@@ -103,6 +105,7 @@ struct det_host *det_host_new(const char *host)
 	h->capsc = 4;
 	h->nsc = 1;
 	scope_init(&h->sc[0], NULL);
+	ovr_tuning_default(&h->tune);
 	return h;
 }
 
@@ -373,7 +376,7 @@ static int step(struct det_host *h, struct scope *c, int kind, int lv, int64_t t
 	struct kstate *k = &c->k[kind];
 	bool oom = kind == K_OOM_KILL;
 	int min_hits = oom ? 1 : DET_MIN_HITS;
-	int64_t min_span = oom ? 0 : DET_MIN_SPAN_MS;
+	int64_t min_span = oom ? 0 : h->tune.k[kind].hold_ms;
 
 	if (lv < 0) {
 		if (k->phase == PH_PENDING)
@@ -486,7 +489,9 @@ static void dedup(struct det_host *h)
 	}
 }
 
-static void evaluate(struct scope *c)
+/* Pass 1: every detector on one scope, then the operator's overrides
+ * (overrides.h) on its level. */
+static void evaluate(struct scope *c, const struct ovr_tuning *tune)
 {
 	for (int kind = 0; kind < NKIND; kind++) {
 		struct det_result r;
@@ -496,7 +501,7 @@ static void evaluate(struct scope *c)
 		r.shape = r.hint = NULL;
 		r.summary[0] = '\0';
 		detectors[kind](&c->view, &r);
-		c->lv[kind] = r.level;
+		c->lv[kind] = (enum det_level)ovr_apply_level(&tune->k[kind], r.level, r.magnitude);
 		c->mag[kind] = r.magnitude;
 	}
 }
@@ -509,11 +514,18 @@ static void save_prev(struct scope *c, int64_t ts)
 
 int det_host_feed(struct det_host *h, const struct sample *s, det_emit_fn emit, void *ctx)
 {
+	return det_host_feed_tuned(h, s, NULL, emit, ctx);
+}
+
+int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct ovr_set *ovr,
+			det_emit_fn emit, void *ctx)
+{
 	int64_t ts = s->ts_ms;
 	uint64_t boot = rate_boot_hash(s->boot_id);
 
 	if (ts <= h->last_ts_ms)
 		return 0;
+	ovr_resolve(ovr, h->host, s->labels, &h->tune);
 
 	int64_t iv = 0, ps_i = 4096;
 	feat_meta(s, &iv, &ps_i);
@@ -578,7 +590,7 @@ int det_host_feed(struct det_host *h, const struct sample *s, det_emit_fn emit, 
 			cgroup_view(&c->view, c, &hs->view, c->valid ? cdt : 1.0, ps);
 		}
 		if (c->valid)
-			evaluate(c);
+			evaluate(c, &h->tune);
 	}
 
 	/* pass 2 */

@@ -74,6 +74,13 @@ void det_host_free(struct det_host *h);
  * free it and reload). */
 int det_host_feed(struct det_host *h, const struct sample *s, det_emit_fn emit, void *ctx);
 
+/* As det_host_feed, with the operator's overrides (overrides.h; borrowed
+ * for the call, NULL: none) resolved for this host and the sample's labels
+ * and applied to the detector levels and the opening span. */
+struct ovr_set;
+int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct ovr_set *ovr,
+			det_emit_fn emit, void *ctx);
+
 /* The host name (borrowed). */
 const char *det_host_name(const struct det_host *h);
 

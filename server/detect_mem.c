@@ -11,6 +11,7 @@ struct detect_mem {
 	size_t nhosts, caphosts;
 	struct alert_rec *alerts;
 	size_t nalerts, capalerts;
+	const struct ovr_set *ovr;	/* borrowed; NULL: no overrides */
 };
 
 struct detect_mem *detect_mem_new(void)
@@ -114,7 +115,12 @@ int detect_mem_feed(struct detect_mem *m, const struct sample *s)
 {
 	struct det_host *h = host_of(m, s->host);
 
-	return h ? det_host_feed(h, s, apply, m) : -1;
+	return h ? det_host_feed_tuned(h, s, m->ovr, apply, m) : -1;
+}
+
+void detect_mem_set_overrides(struct detect_mem *m, const struct ovr_set *ovr)
+{
+	m->ovr = ovr;
 }
 
 int detect_mem_roundtrip(struct detect_mem *m)

@@ -23,6 +23,11 @@ void detect_mem_free(struct detect_mem *m);
  * host's last sample), -1 out of memory. */
 int detect_mem_feed(struct detect_mem *m, const struct sample *s);
 
+/* Uses these operator overrides (overrides.h) for every later feed, as the
+ * server does with its table. ovr is borrowed: it must outlive m's feeds. */
+struct ovr_set;
+void detect_mem_set_overrides(struct detect_mem *m, const struct ovr_set *ovr);
+
 /* Saves and reloads every host's state through det_host_save/load, as a
  * server restart would. Returns 0 or -1. */
 int detect_mem_roundtrip(struct detect_mem *m);

@@ -2,13 +2,16 @@
  * recording (JSON lines of contract samples, plain or gzip) without a server
  * or database, and prints the alerts a live server would have raised.
  *
- *   vmscope-replay [--format json|table] [--bench] [--persist] FILE|- ...
+ *   vmscope-replay [--format json|table] [--bench] [--persist]
+ *                  [--overrides FILE] FILE|- ...
  *
  * Every line is validated with sample_from_json (the ingest validation);
  * a refused line is reported with its line number and skipped, and the exit
  * status is then 1. --persist saves and reloads the detector state after
  * every sample, as the server does per request (must not change a thing).
- * --bench reports the engine's cost per sample on stderr.
+ * --bench reports the engine's cost per sample on stderr. --overrides reads
+ * detector overrides in the GET /api/v1/overrides shape (overrides.h), so a
+ * recording replays with the tuning the server had.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -21,12 +24,14 @@
 
 #include "alert_json.h"
 #include "detect_mem.h"
+#include "overrides.h"
 #include "sample.h"
 
 #define LINE_MAX_BYTES (64u << 20)	/* one sample line at most 64 MiB */
 
 struct opts {
 	bool table, bench, persist;
+	const char *overrides;	/* --overrides FILE, NULL: none */
 };
 
 static double now_us(void)
@@ -159,9 +164,11 @@ static void print_table(const struct detect_mem *m)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: vmscope-replay [--format json|table] [--bench] [--persist] FILE|- ...\n"
+	fprintf(stderr, "usage: vmscope-replay [--format json|table] [--bench] [--persist]\n"
+			"                      [--overrides FILE] FILE|- ...\n"
 			"  runs the vmscope detectors over JSON-lines samples (plain or gzip) and prints\n"
-			"  the alerts as {\"alerts\":[...]} (CONTRACT.md section 3)\n");
+			"  the alerts as {\"alerts\":[...]} (CONTRACT.md section 3); --overrides FILE\n"
+			"  applies detector overrides saved from GET /api/v1/overrides\n");
 }
 
 int main(int argc, char **argv)
@@ -179,6 +186,8 @@ int main(int argc, char **argv)
 				usage();
 				return 2;
 			}
+		} else if (strcmp(argv[i], "--overrides") == 0 && i + 1 < argc) {
+			o.overrides = argv[++i];
 		} else if (strcmp(argv[i], "--bench") == 0) {
 			o.bench = true;
 		} else if (strcmp(argv[i], "--persist") == 0) {
@@ -191,13 +200,23 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	struct ovr_set ovr = { 0 };
+	if (o.overrides) {
+		char oerr[OVR_ERR_MAX + 64];
+		if (ovr_set_load_file(&ovr, o.overrides, oerr, sizeof(oerr)) < 0) {
+			fprintf(stderr, "vmscope-replay: %s\n", oerr);
+			return 2;
+		}
+	}
 	struct detect_mem *m = detect_mem_new();
 	if (!m) {
 		fprintf(stderr, "vmscope-replay: out of memory\n");
+		ovr_set_release(&ovr);
 		return 1;
 	}
+	detect_mem_set_overrides(m, &ovr);
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--format") == 0) {
+		if (strcmp(argv[i], "--format") == 0 || strcmp(argv[i], "--overrides") == 0) {
 			i++;
 			continue;
 		}
@@ -210,6 +229,7 @@ int main(int argc, char **argv)
 	if (nfiles == 0) {
 		usage();
 		detect_mem_free(m);
+		ovr_set_release(&ovr);
 		return 2;
 	}
 	if (o.table) {
@@ -232,5 +252,6 @@ int main(int argc, char **argv)
 		rc = 1;
 	}
 	detect_mem_free(m);
+	ovr_set_release(&ovr);
 	return rc;
 }
