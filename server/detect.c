@@ -17,6 +17,7 @@
 
 #include "alert_store.h"
 #include "detect_engine.h"
+#include "overrides_store.h"
 
 struct detect_engine {
 	atomic_llong fed, skipped, actions, state_resets;
@@ -47,9 +48,9 @@ static int emit_sql(void *ctx, struct det_action *a)
 	return alert_store_apply(e->conn, a, e->err, e->errlen);
 }
 
-/* Feeds fresh[from..to) (one host, ts order). */
+/* Feeds fresh[from..to) (one host, ts order) with the operator's overrides. */
 static int feed_host(struct detect_engine *eng, PGconn *conn, const struct sample *const *fresh,
-		     size_t from, size_t to, char *err, size_t errlen)
+		     size_t from, size_t to, const struct ovr_set *ovr, char *err, size_t errlen)
 {
 	const char *host = fresh[from]->host;
 	unsigned char *buf = NULL;
@@ -75,7 +76,7 @@ static int feed_host(struct detect_engine *eng, PGconn *conn, const struct sampl
 		}
 	}
 	for (size_t i = from; i < to; i++) {
-		int r = det_host_feed(h, fresh[i], emit_sql, &ec);
+		int r = det_host_feed_tuned(h, fresh[i], ovr, emit_sql, &ec);
 		if (r < 0) {
 			if (!err[0])
 				snprintf(err, errlen, "could not run the detectors: out of memory");
@@ -111,19 +112,30 @@ int detect_store_hook(void *ctx, PGconn *conn, const struct sample *const *fresh
 		      char *err, size_t errlen)
 {
 	struct detect_engine *eng = ctx;
+	struct ovr_set ovr;
 	size_t i = 0;
+	int rc = 0;
 
 	if (errlen)
 		err[0] = '\0';
+	if (!nfresh)
+		return 0;
+	/* read in this transaction: a rule changed before it applies from now on
+	 * (one small query per ingest transaction) */
+	if (ovr_store_load(conn, &ovr, err, errlen) < 0)
+		return -1;
 	while (i < nfresh) {
 		size_t j = i + 1;
 		while (j < nfresh && strcmp(fresh[j]->host, fresh[i]->host) == 0)
 			j++;
-		if (feed_host(eng, conn, fresh, i, j, err, errlen) < 0)
-			return -1;
+		if (feed_host(eng, conn, fresh, i, j, &ovr, err, errlen) < 0) {
+			rc = -1;
+			break;
+		}
 		i = j;
 	}
-	return 0;
+	ovr_set_release(&ovr);
+	return rc;
 }
 
 int detect_tick(struct detect_engine *eng, PGconn *conn, int64_t now_ms, char *err, size_t errlen)

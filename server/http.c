@@ -8,6 +8,8 @@
 #include "http.h"
 #include "api_export.h"
 #include "api_fleet.h"
+#include "api_forget.h"
+#include "api_overrides.h"
 #include "api_read.h"
 #include "auth.h"
 #include "conn_watch.h"
@@ -93,6 +95,11 @@ static enum MHD_Result dispatch(struct request *rq)
 	default:
 		break;
 	}
+	/* admin endpoints check the admin token instead of the read token */
+	if (id == ROUTE_HOST && strcmp(rq->method, "DELETE") == 0)
+		return api_host_forget(rq);
+	if (id == ROUTE_OVERRIDE)
+		return api_override_delete(rq);
 	if (!http_read_allowed(rq))
 		return rq->answered ? MHD_YES : MHD_NO;
 	switch (id) {
@@ -105,6 +112,7 @@ static enum MHD_Result dispatch(struct request *rq)
 	case ROUTE_HOST_SAMPLES: return api_export(rq);
 	case ROUTE_ALERTS: return api_alerts(rq);
 	case ROUTE_FLEET: return api_fleet(rq);
+	case ROUTE_OVERRIDES: return api_overrides_get(rq);
 	default:
 		return respond_error(rq, 500, "internal error", "unrouted endpoint", NULL);
 	}
@@ -134,6 +142,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		route_match(url, &rq->route);
 		if (rq->route.id == ROUTE_SAMPLES && strcmp(method, "POST") == 0)
 			return ingest_begin(rq);
+		if (rq->route.id == ROUTE_OVERRIDES && strcmp(method, "PUT") == 0)
+			return api_overrides_put_begin(rq);
 		return dispatch(rq);
 	}
 	if (rq->answered) {
@@ -141,12 +151,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	bool put = rq->route.id == ROUTE_OVERRIDES;	/* else POST /api/v1/samples */
 	if (*upload_data_size) {
-		enum MHD_Result r = ingest_data(rq, upload_data, *upload_data_size);
+		enum MHD_Result r = put ? api_overrides_put_data(rq, upload_data, *upload_data_size)
+					: ingest_data(rq, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return r;
 	}
-	return ingest_finish(rq);
+	return put ? api_overrides_put_finish(rq) : ingest_finish(rq);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,

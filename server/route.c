@@ -1,9 +1,11 @@
 /* route.c - request path to endpoint (see route.h). */
 #include "route.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define HOSTS_PREFIX "/api/v1/hosts/"
+#define OVERRIDES_PREFIX "/api/v1/overrides/"
 
 static bool seg_eq(const char *s, size_t len, const char *lit)
 {
@@ -37,6 +39,17 @@ void route_match(const char *path, struct route *r)
 		r->id = ROUTE_ALERTS;
 	else if (seg_eq(path, len, "/api/v1/fleet"))
 		r->id = ROUTE_FLEET;
+	else if (seg_eq(path, len, "/api/v1/overrides"))
+		r->id = ROUTE_OVERRIDES;
+	else if (len > strlen(OVERRIDES_PREFIX) &&
+		 strncmp(path, OVERRIDES_PREFIX, strlen(OVERRIDES_PREFIX)) == 0) {
+		const char *d = path + strlen(OVERRIDES_PREFIX);
+		size_t dlen = len - strlen(OVERRIDES_PREFIX);
+		r->id = ROUTE_OVERRIDE;
+		r->id_num = -1;
+		if (dlen <= 18 && strspn(d, "0123456789") == dlen)
+			r->id_num = strtoll(d, NULL, 10);
+	}
 	else if (len > strlen(HOSTS_PREFIX) && strncmp(path, HOSTS_PREFIX, strlen(HOSTS_PREFIX)) == 0) {
 		const char *h = path + strlen(HOSTS_PREFIX);
 		const char *end = path + len;
@@ -69,6 +82,12 @@ const char *route_allow(enum route_id id)
 	switch (id) {
 	case ROUTE_SAMPLES:
 		return "POST";
+	case ROUTE_HOST:
+		return "GET, HEAD, DELETE";
+	case ROUTE_OVERRIDES:
+		return "GET, HEAD, PUT";
+	case ROUTE_OVERRIDE:
+		return "DELETE";
 	case ROUTE_NOT_FOUND:
 		return "";
 	default:
@@ -80,6 +99,12 @@ bool route_method_ok(enum route_id id, const char *method)
 {
 	if (id == ROUTE_SAMPLES)
 		return strcmp(method, "POST") == 0;
+	if (id == ROUTE_OVERRIDE)
+		return strcmp(method, "DELETE") == 0;
+	if (id == ROUTE_HOST && strcmp(method, "DELETE") == 0)
+		return true;
+	if (id == ROUTE_OVERRIDES && strcmp(method, "PUT") == 0)
+		return true;
 	return strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 }
 

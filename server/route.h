@@ -23,6 +23,8 @@ enum route_id {
 	ROUTE_HOST_SAMPLES,	/* GET /api/v1/hosts/{host}/samples (export, JSON lines) */
 	ROUTE_ALERTS,
 	ROUTE_FLEET,
+	ROUTE_OVERRIDES,	/* GET, PUT /api/v1/overrides (detector overrides) */
+	ROUTE_OVERRIDE,		/* DELETE /api/v1/overrides/{id} */
 	ROUTE_STATIC,		/* anything outside /api: a dashboard file */
 };
 
@@ -30,6 +32,7 @@ struct route {
 	enum route_id id;
 	char host[HOST_NAME_MAXLEN + 1];	/* for ROUTE_HOST* */
 	bool bad_host;		/* the {host} segment is not a valid host name */
+	long long id_num;	/* ROUTE_OVERRIDE: the {id}; -1 when not a number (404) */
 };
 
 /* Fills r from path. A trailing slash on an /api path is ignored. Cannot fail. */
@@ -39,6 +42,7 @@ void route_match(const char *path, struct route *r);
 const char *route_allow(enum route_id id);
 
 /* True when method is one route_allow lists. */
+/* (ROUTE_HOST also answers DELETE, ROUTE_OVERRIDES PUT: admin, admin.h.) */
 bool route_method_ok(enum route_id id, const char *method);
 
 /* Percent-decodes s in place (only %XX; '+' stays). An invalid escape, or

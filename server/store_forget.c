@@ -1,0 +1,79 @@
+/* store_forget.c - forgetting a host in one transaction (see store_forget.h). */
+#include "store_forget.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_internal.h"
+
+/* Runs a DELETE with parameters; *count receives the rows removed. */
+static int del(PGconn *c, const char *sql, const char *param, int64_t *count, const char *what,
+	       char *err, size_t errlen)
+{
+	const char *p[1] = { param };
+	PGresult *r = NULL;
+	int rc = store_q(c, sql, 1, p, 0, &r, what, err, errlen);
+
+	if (rc == STORE_OK) {
+		*count = strtoll(PQcmdTuples(r), NULL, 10);
+		PQclear(r);
+	}
+	return rc;
+}
+
+int store_forget_host(struct store *st, const char *host, struct forget_counts *n, char *err,
+		      size_t errlen)
+{
+	PGconn *c = store_conn_get(st);
+	PGresult *r = NULL;
+	const char *p[1] = { host };
+	int64_t dummy = 0;
+	char hid[16];
+	int rc;
+
+	memset(n, 0, sizeof(*n));
+	if (!c) {
+		snprintf(err, errlen, "could not connect to the database");
+		return STORE_EUNAVAIL;
+	}
+	rc = store_q_begin(c, "SELECT id FROM hosts WHERE name = $1 FOR UPDATE", 1, p, 0, &r,
+			   "lock host", err, errlen);
+	if (rc != STORE_OK)
+		goto out;
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		rc = STORE_ENOTFOUND;
+		snprintf(err, errlen, "no such host: %s", host);
+		goto out;
+	}
+	int32_t id = (int32_t)strtol(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	snprintf(hid, sizeof(hid), "%d", id);
+	/* detector_state first: ingest locks it right after the hosts row */
+	if ((rc = del(c, "DELETE FROM detector_state WHERE host = $1", host, &dummy,
+		      "delete detector state", err, errlen)) != STORE_OK ||
+	    (rc = del(c, "DELETE FROM samples WHERE host_id = $1::int", hid, &n->samples,
+		      "delete samples", err, errlen)) != STORE_OK ||
+	    (rc = del(c, "DELETE FROM rollup_5m WHERE host_id = $1::int", hid, &n->rollups,
+		      "delete rollups", err, errlen)) != STORE_OK ||
+	    (rc = del(c, "DELETE FROM alerts WHERE host = $1", host, &n->alerts,
+		      "delete alerts", err, errlen)) != STORE_OK ||
+	    (rc = del(c, "DELETE FROM cgroups WHERE host_id = $1::int", hid, &n->cgroups,
+		      "delete cgroups", err, errlen)) != STORE_OK ||
+	    (rc = del(c, "DELETE FROM host_meta WHERE host_id = $1::int", hid, &n->meta,
+		      "delete host history", err, errlen)) != STORE_OK ||
+	    (rc = del(c, "DELETE FROM detector_overrides WHERE host = $1", host, &n->overrides,
+		      "delete overrides", err, errlen)) != STORE_OK ||
+	    (rc = del(c, "DELETE FROM hosts WHERE id = $1::int", hid, &dummy,
+		      "delete host", err, errlen)) != STORE_OK)
+		goto out;
+	rc = store_q(c, "COMMIT", 0, NULL, 0, NULL, "commit", err, errlen);
+	if (rc == STORE_OK)
+		hcache_drop(st->hosts, id);	/* the encoding state of rows that are gone */
+out:
+	if (rc != STORE_OK && PQstatus(c) == CONNECTION_OK && PQtransactionStatus(c) != PQTRANS_IDLE)
+		PQclear(PQexec(c, "ROLLBACK"));
+	store_conn_put(st, c, PQstatus(c) != CONNECTION_OK);
+	return rc;
+}
