@@ -347,7 +347,8 @@ int main(void)
 	testdb_create(&db);
 	PGconn *c = PQconnectdb(db.conninfo);
 	if (PQstatus(c) != CONNECTION_OK || apply(c, "schema/010_alerts.sql") < 0 ||
-	    apply(c, "schema/011_detector_state.sql") < 0 || apply(c, "schema/012_detector_state_silent.sql") < 0) {
+	    apply(c, "schema/011_detector_state.sql") < 0 || apply(c, "schema/012_detector_state_silent.sql") < 0 ||
+	    apply(c, "schema/050_overrides.sql") < 0) {
 		fprintf(stderr, "could not prepare the test database: %s", PQerrorMessage(c));
 		return 1;
 	}
