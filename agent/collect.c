@@ -250,8 +250,7 @@ static bool emit_kv_map(struct collector *c, const char *name, const char *where
 			jw_obj_begin(c->w);
 			open = true;
 		}
-		jw_key(c->w, kv.key, kv.klen);
-		jw_int(c->w, kv.v);
+		jw_key_int(c->w, kv.key, kv.klen, kv.v);	/* valid names need no escaping */
 	}
 	if (open)
 		jw_obj_end(c->w);

@@ -178,20 +178,60 @@ void jw_str(struct jw *w, const char *s, size_t n)
 	put_escaped(w, s, n);
 }
 
-void jw_int(struct jw *w, int64_t v)
+/* Formats v at the end of tmp[24]; returns where it starts. */
+static size_t fmt_int(char tmp[24], int64_t v)
 {
-	char tmp[24];
-	size_t i = sizeof(tmp);
+	size_t i = 24;
 	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
 
-	value(w);
 	do {
 		tmp[--i] = (char)('0' + u % 10);
 		u /= 10;
 	} while (u);
 	if (v < 0)
 		tmp[--i] = '-';
+	return i;
+}
+
+void jw_int(struct jw *w, int64_t v)
+{
+	char tmp[24];
+	size_t i = fmt_int(tmp, v);
+
+	value(w);
 	put(w, tmp + i, sizeof(tmp) - i);
+}
+
+void jw_key_int(struct jw *w, const char *k, size_t n, int64_t v)
+{
+	char tmp[24];
+	size_t i = fmt_int(tmp, v), vn = sizeof(tmp) - i;
+
+	/* ",\"" + key + "\":" + value: written in place when it fits */
+	if (w->err || w->cap - w->len < n + vn + 4) {
+		sep(w);
+		putc1(w, '"');
+		put(w, k, n);
+		put(w, "\":", 2);
+		w->after_key = false;
+		put(w, tmp + i, vn);
+		return;
+	}
+	char *o = w->buf + w->len;
+	if (w->first[w->depth])
+		w->first[w->depth] = false;
+	else
+		*o++ = ',';
+	*o++ = '"';
+	memcpy(o, k, n);
+	o += n;
+	*o++ = '"';
+	*o++ = ':';
+	memcpy(o, tmp + i, vn);
+	o += vn;
+	w->total += (size_t)(o - (w->buf + w->len));
+	w->len = (size_t)(o - w->buf);
+	w->after_key = false;
 }
 
 void jw_null(struct jw *w)

@@ -47,6 +47,10 @@ void jw_key(struct jw *w, const char *s, size_t n);
 /* A NUL-terminated key known to need no escaping. */
 void jw_keyz(struct jw *w, const char *s);
 
+/* `"k":v` in one step, for the thousands of counters of a sample: k[0..n)
+ * must need no escaping (a valid metric name). */
+void jw_key_int(struct jw *w, const char *k, size_t n, int64_t v);
+
 void jw_str(struct jw *w, const char *s, size_t n);
 void jw_int(struct jw *w, int64_t v);
 void jw_null(struct jw *w);
