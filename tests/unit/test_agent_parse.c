@@ -425,6 +425,142 @@ static void test_walk_vanishing(void)
 	CHECK_INT(system(p), 0);
 }
 
+/* pf_read_kept: a kept descriptor is read again from offset 0 (new content
+ * of the same file shows), the budget is spent and given back, and a slot
+ * whose descriptor went bad falls back to opening the file. */
+static void test_read_kept(void)
+{
+	char dir[] = "/tmp/vmscope-keep-test.XXXXXX", p[600];
+	struct rbuf rb = { 0 };
+	struct pf_keep k = { .budget = 1 };
+	int slot = -1, slot2 = -1, dfd;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	snprintf(p, sizeof(p), "%s/v", dir);
+	f = fopen(p, "w");
+	fputs("12\n", f);
+	fclose(f);
+	CHECK_INT(pf_read_kept(&rb, dfd, "v", &slot, &k), 0);
+	CHECK_STR(rb.p, "12\n");
+	CHECK(slot >= 0);
+	CHECK_INT(k.budget, 0);
+	CHECK_INT(k.kept, 1);
+	/* rewritten in place (as the kernel regenerates a file): the kept
+	 * descriptor shows the new text, shorter than the old */
+	f = fopen(p, "w");
+	fputs("7\n", f);
+	fclose(f);
+	int was = slot;
+	CHECK_INT(pf_read_kept(&rb, dfd, "v", &slot, &k), 0);
+	CHECK_STR(rb.p, "7\n");
+	CHECK_INT(slot, was);
+	/* no budget left: a second file is read but not kept */
+	CHECK_INT(pf_read_kept(&rb, dfd, "v", &slot2, &k), 0);
+	CHECK_INT(slot2, -1);
+	/* a descriptor that went bad: closed, read afresh, kept again */
+	close(slot);
+	CHECK_INT(pf_read_kept(&rb, dfd, "v", &slot, &k), 0);
+	CHECK_STR(rb.p, "7\n");
+	CHECK(slot >= 0);
+	CHECK_INT(k.kept, 1);
+	/* an absent file leaves the slot empty and the budget as it was */
+	pf_keep_close(&k, &slot);
+	CHECK_INT(k.budget, 1);
+	CHECK_INT(pf_read_kept(&rb, dfd, "absent", &slot, &k), -ENOENT);
+	CHECK_INT(slot, -1);
+	CHECK_INT(k.budget, 1);
+	close(dfd);
+	rbuf_release(&rb);
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	CHECK_INT(system(p), 0);
+}
+
+/* Walk with kept descriptors: records what each visit got. */
+struct keepvisit {
+	char seen[512];
+	int kept_dirs;		/* visits whose slots array was given */
+	struct pf_keep *keep;	/* the walk's budget */
+};
+
+static void visit_keep(void *ctx, const struct cg_hier *h, int dirfd, const char *path,
+		       size_t pathlen, int *fds)
+{
+	struct keepvisit *v = ctx;
+	struct rbuf rb = { 0 };
+
+	(void)h;
+	strncat(v->seen, path, pathlen);
+	if (fds) {
+		v->kept_dirs++;
+		/* read the directory's file "v" through slot 0, as collect.c does */
+		if (pf_read_kept(&rb, dirfd, "v", &fds[0], v->keep) == 0)
+			strncat(v->seen, rb.p, 1);
+	}
+	strcat(v->seen, " ");
+	rbuf_release(&rb);
+}
+
+/* The node bookkeeping of a kept walk (as on kernfs): descriptors survive
+ * between walks, a removed directory is forgotten and its descriptors
+ * closed, one created again under the same name is opened afresh (a new
+ * inode), and every descriptor is closed at release. */
+static void test_walk_keep(void)
+{
+	char dir[] = "/tmp/vmscope-walkkeep.XXXXXX", p[600];
+	struct cg_hiers hs = { 0 };
+	struct cg_walk wk = { 0 };
+	struct cg_select sel = { .depth = 2, .max = 500 };
+	struct keepvisit v;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	const char *sub[] = { "a", "a/x", "b" };
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, sub[i]);
+		CHECK_INT(mkdir(p, 0755), 0);
+	}
+	snprintf(p, sizeof(p), "%s/b/v", dir);
+	f = fopen(p, "w");
+	fputs("1\n", f);
+	fclose(f);
+	hs.n = 1;
+	hs.h[0].version = 2;
+	hs.h[0].mount = dir;
+	hs.h[0].kernfs = true;	/* ext4 and tmpfs keep the link counts kernfs does */
+	wk.keep.budget = 100;
+	memset(&v, 0, sizeof(v));
+	v.keep = &wk.keep;
+	CHECK_INT(cg_walk(&wk, &hs, &sel, visit_keep, &v), 3);
+	CHECK_STR(v.seen, "/a /b1 /a/x ");
+	CHECK_INT(v.kept_dirs, 3);
+	CHECK_INT((int)wk.nnodes, 4);	/* the root too */
+	int kept_before = wk.keep.kept;
+	CHECK_INT(kept_before, 5);	/* 4 directories, b's file */
+	/* the same tree again: nothing newly opened */
+	memset(&v, 0, sizeof(v));
+	v.keep = &wk.keep;
+	CHECK_INT(cg_walk(&wk, &hs, &sel, visit_keep, &v), 3);
+	CHECK_STR(v.seen, "/a /b1 /a/x ");
+	CHECK_INT(wk.keep.kept, kept_before);
+	/* b made again with other content (the new one made before the old
+	 * one goes, so the inode number differs for sure); a/x removed */
+	snprintf(p, sizeof(p), "cd '%s' && mv b b.old && mkdir b && echo 2 > b/v && rm -rf b.old a/x",
+		 dir);
+	CHECK_INT(system(p), 0);
+	memset(&v, 0, sizeof(v));
+	v.keep = &wk.keep;
+	CHECK_INT(cg_walk(&wk, &hs, &sel, visit_keep, &v), 2);
+	CHECK_STR(v.seen, "/a /b2 ");
+	CHECK_INT((int)wk.nnodes, 3);
+	CHECK_INT(wk.keep.kept, kept_before - 1);	/* a/x's directory closed, b's renewed */
+	cg_walk_release(&wk);
+	CHECK_INT(wk.keep.kept, 0);
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	CHECK_INT(system(p), 0);
+}
+
 /* The agent's output on each fixture passes the server's validation. */
 static void test_fixture_through_server_parser(const char *root, int want_cgroups)
 {
@@ -476,6 +612,8 @@ int main(void)
 	test_options();
 	test_spool();
 	test_walk_vanishing();
+	test_read_kept();
+	test_walk_keep();
 	test_fixture_through_server_parser("tests/fixtures/k4.14", 7);
 	test_fixture_through_server_parser("tests/fixtures/k5.4", 5);
 	test_fixture_through_server_parser("tests/fixtures/k5.10", 7);
