@@ -7,6 +7,7 @@
  * the request is done, answered or not, and frees it. */
 #include "http.h"
 #include "api_export.h"
+#include "api_compare.h"
 #include "api_fleet.h"
 #include "api_forget.h"
 #include "api_overrides.h"
@@ -113,6 +114,7 @@ static enum MHD_Result dispatch(struct request *rq)
 	case ROUTE_ALERTS: return api_alerts(rq);
 	case ROUTE_FLEET: return api_fleet(rq);
 	case ROUTE_OVERRIDES: return api_overrides_get(rq);
+	case ROUTE_COMPARE: return api_compare(rq);
 	default:
 		return respond_error(rq, 500, "internal error", "unrouted endpoint", NULL);
 	}

@@ -50,6 +50,8 @@ void route_match(const char *path, struct route *r)
 		if (dlen <= 18 && strspn(d, "0123456789") == dlen)
 			r->id_num = strtoll(d, NULL, 10);
 	}
+	else if (seg_eq(path, len, "/api/v1/compare"))
+		r->id = ROUTE_COMPARE;
 	else if (len > strlen(HOSTS_PREFIX) && strncmp(path, HOSTS_PREFIX, strlen(HOSTS_PREFIX)) == 0) {
 		const char *h = path + strlen(HOSTS_PREFIX);
 		const char *end = path + len;

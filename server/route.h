@@ -25,6 +25,7 @@ enum route_id {
 	ROUTE_FLEET,
 	ROUTE_OVERRIDES,	/* GET, PUT /api/v1/overrides (detector overrides) */
 	ROUTE_OVERRIDE,		/* DELETE /api/v1/overrides/{id} */
+	ROUTE_COMPARE,		/* GET /api/v1/compare */
 	ROUTE_STATIC,		/* anything outside /api: a dashboard file */
 };
 
