@@ -17,6 +17,8 @@
 const char *const cmp_src_metric[CMP_NSRC] = {
 	[CMP_PSI_SOME] = "psi.memory.some.avg10",
 	[CMP_PSI_FULL] = "psi.memory.full.avg10",
+	[CMP_PSI_IO_SOME] = "psi.io.some.avg10",
+	[CMP_PSI_IO_FULL] = "psi.io.full.avg10",
 	[CMP_REFAULT_FILE] = "vmstat.workingset_refault_file",
 	[CMP_REFAULT] = "vmstat.workingset_refault",
 	[CMP_REFAULT_ANON] = "vmstat.workingset_refault_anon",

@@ -18,12 +18,12 @@
 /* The host-level metrics read per bucket (flattened names in
  * cmp_src_metric). */
 enum cmp_src {
-	CMP_PSI_SOME, CMP_PSI_FULL,
+	CMP_PSI_SOME, CMP_PSI_FULL, CMP_PSI_IO_SOME, CMP_PSI_IO_FULL,
 	CMP_REFAULT_FILE, CMP_REFAULT, CMP_REFAULT_ANON,
 	CMP_STEAL_K, CMP_STEAL_D, CMP_SCAN_K, CMP_SCAN_D,
 	CMP_PSWPIN, CMP_PSWPOUT,
 	CMP_VMSCAN_WRITE, CMP_IMMEDIATE,
-	CMP_ALLOCSTALL,		/* the single counter of kernels before 4.10 */
+	CMP_ALLOCSTALL,		/* before 4.10 the kernel's; rolled up as the zones' sum after */
 	CMP_ALLOCSTALL_DMA, CMP_ALLOCSTALL_DMA32, CMP_ALLOCSTALL_NORMAL,
 	CMP_ALLOCSTALL_MOVABLE, CMP_ALLOCSTALL_DEVICE,
 	CMP_NSRC
