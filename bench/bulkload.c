@@ -23,6 +23,7 @@ struct job {
 	struct store *st;
 	struct detect_engine *eng;	/* NULL: detectors off */
 	const char *prefix;
+	const char *kernel[2];	/* --kernel-split: even / odd hosts' kernel; NULL: generated */
 	int first, count, ncg, batch;
 	int64_t start_ms, end_ms, step_ms;
 	long long stored;
@@ -74,6 +75,14 @@ static void *run(void *arg)
 			gen_host_step(h[i], j->step_ms);
 			if (gen_host_sample(h[i], t + i % 1000, &batch[n]) < 0)
 				goto oom;
+			if (j->kernel[0]) {
+				/* two kernel releases for the compare benchmark */
+				free(batch[n].kernel);
+				if (!(batch[n].kernel = strdup(j->kernel[(j->first + i) % 2]))) {
+					n++;
+					goto oom;
+				}
+			}
 			if (++n == (size_t)j->batch && flush(j, batch, &n) < 0) {
 				j->failed = 1;
 				break;
@@ -99,7 +108,8 @@ out:
 static void usage(void)
 {
 	fprintf(stderr, "usage: vmscope-bulkload --db CONNINFO [--schema DIR] [--prefix NAME] [--hosts N]\n"
-		"       [--hours H] [--cgroups N] [--interval S] [--threads N] [--batch N] [--detect]\n");
+		"       [--hours H] [--cgroups N] [--interval S] [--threads N] [--batch N] [--detect]\n"
+		"       [--kernel-split A,B]  (even-numbered hosts run kernel A, odd ones B)\n");
 	exit(2);
 }
 
@@ -114,9 +124,11 @@ int main(int argc, char **argv)
 		{ "hours", required_argument, 0, 'h' }, { "cgroups", required_argument, 0, 'c' },
 		{ "interval", required_argument, 0, 'i' }, { "threads", required_argument, 0, 't' },
 		{ "batch", required_argument, 0, 'b' }, { "detect", no_argument, 0, 'D' },
+		{ "kernel-split", required_argument, 0, 'k' },
 		{ 0, 0, 0, 0 },
 	};
 	int ch;
+	char *ksplit = NULL, *kb = NULL;
 
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (ch) {
@@ -130,6 +142,14 @@ int main(int argc, char **argv)
 		case 't': threads = atoi(optarg); break;
 		case 'b': batch = atoi(optarg); break;
 		case 'D': detect = 1; break;
+		case 'k':
+			free(ksplit);
+			ksplit = strdup(optarg);
+			kb = ksplit ? strchr(ksplit, ',') : NULL;
+			if (!kb || kb == ksplit || !kb[1])
+				usage();
+			*kb++ = '\0';
+			break;
 		default: usage();
 		}
 	}
@@ -162,7 +182,7 @@ int main(int argc, char **argv)
 	double t0 = now_s();
 	for (int i = 0, first = 0; i < threads; i++) {
 		int cnt = hosts / threads + (i < hosts % threads);
-		jobs[i] = (struct job){ st, eng, prefix, first, cnt, ncg, batch, start_ms, end_ms, step, 0, 0 };
+		jobs[i] = (struct job){ st, eng, prefix, { ksplit, kb }, first, cnt, ncg, batch, start_ms, end_ms, step, 0, 0 };
 		first += cnt;
 		pthread_create(&tid[i], NULL, run, &jobs[i]);
 	}
@@ -180,5 +200,6 @@ int main(int argc, char **argv)
 	free(tid);
 	detect_engine_free(eng);
 	store_close(st);
+	free(ksplit);
 	return failed;
 }

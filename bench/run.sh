@@ -142,6 +142,7 @@ for u in "$S/api/v1/alerts" "$S/api/v1/alerts?state=open" "$S/api/v1/alerts?host
 	bench/querylat.py "$u" "${BENCH_QUERIES:-50}" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"query",**r}))' >>"$RESULTS"
 done
 stop_server
+BENCH_PG_BASE="$BASE" BIN="$BIN" bench/compare_bench.sh >>"$RESULTS"
 python3 - "$RESULTS" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]

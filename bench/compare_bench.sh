@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# compare_bench.sh - latency of GET /api/v1/compare over a 1,000-host,
+# 24-hour fleet on two kernel releases (issue 9: must answer in < 1 s).
+#
+# Bulk-loads BENCH_CMP_HOSTS (1000) hosts x BENCH_CMP_HOURS (24) h through
+# the storage layer (bench/bulkload.c --kernel-split: even hosts run
+# 6.1.0-18-amd64, odd ones 6.1.0-21-amd64) at BENCH_CMP_INTERVAL (300) s
+# per sample, adds 5,000 alerts over the day, starts the release server
+# and times the group listing and the comparison with bench/querylat.py
+# (BENCH_CMP_QUERIES, 20 each). The comparison reads only the 5-minute
+# rollups, one row per host and bucket whatever the sampling interval, so
+# 300 s samples give the same 288,000 rollup rows as 10 s ones in 1/30 of
+# the load time (a 10 s load is BENCH_CMP_INTERVAL=10, ~3 h here).
+#
+# Prints one JSON object per line (phase bulkload_compare, then query).
+# Uses the cluster at BENCH_PG_BASE (a conninfo, as bench/run.sh passes)
+# or starts its own in bench/out/compare-pg. BIN (bin) holds the release
+# binaries (make all bench-build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-bin}
+OUT=bench/out
+mkdir -p "$OUT"
+HOSTS=${BENCH_CMP_HOSTS:-1000}
+HOURS=${BENCH_CMP_HOURS:-24}
+INTERVAL=${BENCH_CMP_INTERVAL:-300}
+N=${BENCH_CMP_QUERIES:-20}
+own_pg=
+server_pid=
+cleanup() {
+	if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null || true; fi
+	if [ -n "$own_pg" ]; then scripts/pg.sh stop "$OUT/compare-pg" >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
+if [ -n "${BENCH_PG_BASE:-}" ]; then
+	BASE=$BENCH_PG_BASE
+else
+	rm -rf "$(scripts/pg.sh dir "$OUT/compare-pg")"/data
+	BASE=$(scripts/pg.sh start "$OUT/compare-pg" "$(scripts/freeport.sh)")
+	own_pg=1
+fi
+psql "$BASE" -v ON_ERROR_STOP=1 -qtAc "DROP DATABASE IF EXISTS bench_compare" >/dev/null
+psql "$BASE" -v ON_ERROR_STOP=1 -qtAc "CREATE DATABASE bench_compare" >/dev/null
+DB="${BASE/dbname=vmscope/dbname=bench_compare}"
+
+"$BIN/vmscope-bulkload" --db "$DB" --prefix cmp --hosts "$HOSTS" --hours "$HOURS" --interval "$INTERVAL" \
+	--cgroups 0 --threads 2 --kernel-split 6.1.0-18-amd64,6.1.0-21-amd64 |
+	python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"bulkload_compare","interval_s":float(sys.argv[1]),**r}))' "$INTERVAL"
+# 5,000 resolved writeback_storm / thrash alerts of 10 minutes over the day
+psql "$DB" -v ON_ERROR_STOP=1 -q <<SQL
+INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, ended_at, updated_at, summary, evidence)
+SELECT format('cmp-%s', lpad((g % $HOSTS)::text, 5, '0')), NULL,
+       (ARRAY['writeback_storm','thrash'])[1 + (g / 7) % 2], 'warning', 'resolved',
+       now() - make_interval(secs => (g * 17) % 86000 + 600), now() - make_interval(secs => (g * 17) % 86000 + 570),
+       now() - make_interval(secs => (g * 17) % 86000), now(), 'bench alert', '{}'
+FROM generate_series(1, 5000) g;
+ANALYZE;
+SQL
+rows=$(psql "$DB" -qtAc "SELECT count(*) FROM rollup_5m")
+
+SPORT=$(scripts/freeport.sh)
+"$BIN/vmscope-server" --listen "127.0.0.1:$SPORT" --db "$DB" --token benchtoken --log-level warn \
+	--retention-days 400 >"$OUT/compare-server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 150); do
+	curl -fsS "http://127.0.0.1:$SPORT/healthz" >/dev/null 2>&1 && break
+	sleep 0.2
+done
+S="http://127.0.0.1:$SPORT/api/v1/compare"
+for u in "$S?group_by=kernel" "$S?group_by=kernel&a=6.1.0-18-amd64&b=6.1.0-21-amd64" \
+	"$S?group_by=kernel&a=6.1.0-18-amd64&b=6.1.0-21-amd64&label=role:bench"; do
+	bench/querylat.py "$u" "$N" |
+		python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"query","rollup_rows":int(sys.argv[1]),**r}))' "$rows"
+done
+curl -fsS "$S?group_by=kernel&a=6.1.0-18-amd64&b=6.1.0-21-amd64" >"$OUT/compare-answer.json"
