@@ -11,7 +11,7 @@
 // Prints "N passed, N failed"; exits 1 on a failure.
 //
 // env: VMSCOPE_URL, OUT (screenshots), CHROMIUM, CMP_A, CMP_B (kernels),
-//      CMP_WORSE (figure names of which at least one must be marked worse)
+//      CMP_WORSE (figure names that must all be marked worse, B against A)
 import { chromium } from "playwright-core";
 import { mkdirSync } from "node:fs";
 
@@ -133,8 +133,9 @@ async function run() {
     byName[f.name]?.sig === (f.significant ? "1" : "0")));
   check("no NaN, undefined or Infinity in the table", rows.every((r) => !/NaN|undefined|Infinity/.test(r.text)), rows.map((r) => r.text).join(" | ").slice(0, 300));
   const worseRows = rows.filter((r) => r.verdict === "worse" && r.sig === "1");
-  check("the writeback group is worse on " + WORSE.join(" or "), WORSE.some((n) => byName[n]?.verdict === "worse" && byName[n]?.sig === "1"),
+  check("the writeback group is marked worse on " + WORSE.join(", "), WORSE.every((n) => byName[n]?.verdict === "worse" && byName[n]?.sig === "1"),
     JSON.stringify(figs.filter((f) => WORSE.includes(f.name)).map((f) => [f.name, f.verdict, f.test?.p, f.a?.mean, f.b?.mean])));
+  check("and better on nothing", rows.every((r) => r.verdict !== "better"), rows.filter((r) => r.verdict === "better").map((r) => r.fig).join());
   check("a worse figure is marked worse in red with a significance mark", worseRows.length > 0 &&
     worseRows.every((r) => /^worse \*{1,3}$/.test(r.mark) && isRed(r.markColor)), JSON.stringify(worseRows.map((r) => [r.fig, r.mark, r.markColor])));
   check("its change cells are red", worseRows.length > 0 && worseRows.every((r) => r.chg.some((c) => c.cls === "worse" && isRed(c.color))),
