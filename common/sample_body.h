@@ -31,7 +31,15 @@ enum sample_body_kind {
 	SB_TOP,		/* neither an object nor an array */
 	SB_SAMPLE,	/* sample number `sample` is refused: msg is "<field path>: <expected>" */
 	SB_NOMEM,
+	SB_BATCH,	/* an array of more than SAMPLE_BODY_MAX_SAMPLES samples */
 };
+
+/* Samples one body may carry (the agent's --batch-max goes up to this).
+ * Every parsed sample costs a few KiB whatever its JSON size, so a body of
+ * 150,000 tiny samples would take ~600 MiB; both parsers stop at the
+ * sample after the last allowed one (the server answers 413 and the agent
+ * splits the batch). */
+#define SAMPLE_BODY_MAX_SAMPLES 10000
 
 struct sample_body_err {
 	enum sample_body_kind kind;

@@ -452,6 +452,12 @@ int sample_body_parse_jansson(const char *buf, size_t len, int max_depth, struct
 	}
 	for (size_t i = 0; i < cnt; i++) {
 		const json_t *obj = json_is_array(root) ? json_array_get(root, i) : root;
+		if (i == SAMPLE_BODY_MAX_SAMPLES) {
+			/* where the streaming parser stops too */
+			sample_body_free(s, i);
+			json_decref(root);
+			return body_fail(e, SB_BATCH, "more than %d", SAMPLE_BODY_MAX_SAMPLES);
+		}
 		if (sample_from_json(&s[i], obj, err) < 0) {
 			sample_body_free(s, i);
 			json_decref(root);

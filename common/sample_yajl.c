@@ -555,6 +555,8 @@ static int on_container(struct yp *p, bool is_object)
 		}
 new_sample:
 		p->idx = p->n;
+		if (p->n == SAMPLE_BODY_MAX_SAMPLES)
+			return failf(p, SB_BATCH, "more than %d", SAMPLE_BODY_MAX_SAMPLES);
 		sample_init(&p->cur);
 		p->in_sample = true;
 		p->seen = 0;

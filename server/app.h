@@ -21,6 +21,7 @@
 struct detect_engine;
 struct ratelimit;
 struct tokens;
+struct membudget;
 
 struct app {
 	const struct server_config *cfg;
@@ -28,6 +29,7 @@ struct app {
 	struct detect_engine *engine;
 	struct ratelimit *rl;
 	struct tokens *tokens;	/* hashed ingest tokens (tokens.h) */
+	struct membudget *inflight;	/* request bytes held at once (membudget.h) */
 };
 
 /* The open store, or NULL while the database has never been reached. */

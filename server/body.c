@@ -10,8 +10,15 @@
 
 void body_init(struct body *b, size_t limit)
 {
+	body_init_budget(b, limit, NULL, 1);
+}
+
+void body_init_budget(struct body *b, size_t limit, struct membudget *mb, size_t per_byte)
+{
 	memset(b, 0, sizeof(*b));
 	b->limit = limit;
+	b->mb = mb;
+	b->per_byte = per_byte ? per_byte : 1;
 }
 
 int body_append(struct body *b, const char *data, size_t len)
@@ -26,10 +33,16 @@ int body_append(struct body *b, const char *data, size_t len)
 			cap *= 2;
 		if (cap > b->limit + 1)
 			cap = b->limit + 1;
+		size_t need = (cap - b->cap) * b->per_byte;
+		if (!membudget_take(b->mb, need, b->held))
+			return BODY_EBUSY;
 		char *grown = realloc(b->buf, cap);
-		if (!grown)
+		if (!grown) {
+			membudget_give(b->mb, need);
 			return BODY_ENOMEM;
+		}
 		b->buf = grown;
+		b->held += need;
 		b->cap = cap;
 	}
 	memcpy(b->buf + b->len, data, len);
@@ -40,6 +53,7 @@ int body_append(struct body *b, const char *data, size_t len)
 
 void body_release(struct body *b)
 {
+	membudget_give(b->mb, b->held);
 	free(b->buf);
 	memset(b, 0, sizeof(*b));
 }
@@ -73,62 +87,34 @@ int body_encoding(const char *value)
 	return -1;
 }
 
-int body_gunzip(const char *in, size_t inlen, size_t limit, char **out, size_t *outlen)
+/* Inflates through a small stack buffer into body_append, so that the
+ * output's limit and budget are enforced in one place. */
+int body_gunzip(const char *in, size_t inlen, struct body *out)
 {
 	z_stream zs;
-	size_t cap = inlen * 4 + 4096;
-	char *buf;
+	unsigned char chunk[16384];
 	int rc, ret = BODY_OK;
 
-	*out = NULL;
-	*outlen = 0;
-	if (cap > limit + 1)
-		cap = limit + 1;
-	buf = malloc(cap);
-	if (!buf)
-		return BODY_ENOMEM;
 	memset(&zs, 0, sizeof(zs));
-	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {	/* 16: gzip wrapper only */
-		free(buf);
+	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)	/* 16: gzip wrapper only */
 		return BODY_ENOMEM;
-	}
 	zs.next_in = (Bytef *)in;
-	zs.avail_in = (uInt)0;
+	zs.avail_in = 0;
 	size_t in_left = inlen;
 	for (;;) {
-		/* feed at most UINT_MAX at a time: avail_in is a uInt */
+		/* feed at most 1 GiB at a time: avail_in is a uInt */
 		if (zs.avail_in == 0 && in_left) {
 			zs.avail_in = in_left > 1u << 30 ? 1u << 30 : (uInt)in_left;
 			in_left -= zs.avail_in;
 		}
-		if (zs.total_out >= limit) {
-			/* output is at the limit: one more byte means too big */
-			char probe;
-			zs.next_out = (Bytef *)&probe;
-			zs.avail_out = 1;
-			rc = inflate(&zs, Z_NO_FLUSH);
-			if (zs.avail_out == 0) {
-				ret = BODY_ETOOBIG;
+		zs.next_out = chunk;
+		zs.avail_out = sizeof(chunk);
+		rc = inflate(&zs, Z_NO_FLUSH);
+		size_t got = sizeof(chunk) - zs.avail_out;
+		if (got) {
+			ret = body_append(out, (const char *)chunk, got);
+			if (ret != BODY_OK)
 				break;
-			}
-		} else {
-			if (zs.total_out + 1 >= cap) {
-				size_t ncap = cap * 2 > limit + 1 ? limit + 1 : cap * 2;
-				char *grown = realloc(buf, ncap);
-				if (!grown) {
-					ret = BODY_ENOMEM;
-					break;
-				}
-				buf = grown;
-				cap = ncap;
-			}
-			zs.next_out = (Bytef *)buf + zs.total_out;
-			/* keep one byte for the NUL and never pass the limit */
-			size_t room = cap - 1 - zs.total_out;
-			if (room > limit - zs.total_out)
-				room = limit - zs.total_out;
-			zs.avail_out = (uInt)(room > 1u << 30 ? 1u << 30 : room);
-			rc = inflate(&zs, Z_NO_FLUSH);
 		}
 		if (rc == Z_STREAM_END) {
 			if (zs.avail_in || in_left)
@@ -144,14 +130,8 @@ int body_gunzip(const char *in, size_t inlen, size_t limit, char **out, size_t *
 			break;
 		}
 	}
-	size_t n = zs.total_out;
 	inflateEnd(&zs);
-	if (ret != BODY_OK) {
-		free(buf);
-		return ret;
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*outlen = n;
-	return BODY_OK;
+	if (ret == BODY_OK && !out->buf)
+		ret = body_append(out, "", 0);	/* an empty stream: still a buffer */
+	return ret;
 }

@@ -2,19 +2,28 @@
  * gzip body under the same limit (so that a small "gzip bomb" cannot make
  * the server allocate more than the limit). Independent of libmicrohttpd.
  *
- * Ownership: struct body owns buf; body_release frees it. body_gunzip
- * returns a malloc'd buffer in *out that the caller frees. */
+ * Every byte a body holds is also reserved against an optional
+ * process-wide budget (membudget.h), so that many large uploads at once
+ * cannot exhaust memory: a growth the budget refuses fails with BODY_EBUSY
+ * (HTTP 503, retry later).
+ *
+ * Ownership: struct body owns buf and its reservation; body_release frees
+ * and gives both back. body_gunzip fills a struct body the caller
+ * initialised and releases. */
 #ifndef VMSCOPE_BODY_H
 #define VMSCOPE_BODY_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "membudget.h"
+
 enum {
 	BODY_OK = 0,
 	BODY_ETOOBIG = -1,	/* over the limit: HTTP 413 */
 	BODY_ECORRUPT = -2,	/* not valid gzip: HTTP 400 */
 	BODY_ENOMEM = -3,	/* HTTP 500 */
+	BODY_EBUSY = -4,	/* the in-flight budget is spent: HTTP 503 */
 };
 
 struct body {
@@ -22,12 +31,24 @@ struct body {
 	size_t len, cap;
 	size_t limit;		/* len never exceeds it */
 	bool too_big;		/* a body_append went over the limit */
+	struct membudget *mb;	/* not owned; NULL: no budget */
+	size_t per_byte;	/* bytes reserved per byte of capacity */
+	size_t held;		/* bytes reserved from mb (cap * per_byte) */
 };
 
+/* A body with no budget (small admin bodies). */
 void body_init(struct body *b, size_t limit);
 
+/* mb may be NULL (no budget). per_byte (>= 1) is what each byte of the
+ * buffer will cost in all, reserved as the buffer grows: 1 for a body kept
+ * as is, more for one that will be parsed into a tree, so that a body
+ * accepted whole can always be parsed without another reservation (two
+ * steps of reservation starve each other under contention). */
+void body_init_budget(struct body *b, size_t limit, struct membudget *mb, size_t per_byte);
+
 /* Appends data. Returns BODY_OK, BODY_ETOOBIG (nothing appended, too_big
- * set; later appends keep failing) or BODY_ENOMEM. */
+ * set; later appends keep failing), BODY_EBUSY (the budget refused the
+ * growth; nothing appended) or BODY_ENOMEM. */
 int body_append(struct body *b, const char *data, size_t len);
 
 void body_release(struct body *b);
@@ -40,10 +61,11 @@ int body_check_content_length(const char *value, size_t limit);
  * "identity"), 1 gzip ("gzip", "x-gzip"), -1 anything else (HTTP 415). */
 int body_encoding(const char *value);
 
-/* Inflates a gzip stream in[0..inlen) into *out (NUL-terminated, *outlen
- * bytes without the NUL), refusing with BODY_ETOOBIG as soon as the output
- * would exceed limit, BODY_ECORRUPT for bad or trailing data. *out is NULL
- * on error. */
-int body_gunzip(const char *in, size_t inlen, size_t limit, char **out, size_t *outlen);
+/* Inflates a gzip stream in[0..inlen) into out (body_init'ed by the caller
+ * with the limit and budget; NUL-terminated like any body), refusing with
+ * BODY_ETOOBIG as soon as the output would exceed out's limit, BODY_EBUSY
+ * when the budget refuses, BODY_ECORRUPT for bad, truncated or trailing
+ * data. The caller body_release's out in every case. */
+int body_gunzip(const char *in, size_t inlen, struct body *out);
 
 #endif

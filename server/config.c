@@ -22,7 +22,7 @@ enum {
 	OPT_LISTEN = 256, OPT_DB, OPT_TOKEN, OPT_TOKENS_FILE, OPT_INSECURE, OPT_WEB,
 	OPT_READ_TOKEN, OPT_SCHEMA, OPT_RETENTION, OPT_ROLLUP_RETENTION, OPT_MAX_BODY, OPT_THREADS,
 	OPT_MAX_CONN, OPT_TIMEOUT, OPT_POOL, OPT_RATE, OPT_LOG_LEVEL, OPT_HELP, OPT_VERSION,
-	OPT_TLS_CERT, OPT_TLS_KEY, OPT_DB_TOKENS, OPT_ADMIN_TOKEN_FILE,
+	OPT_TLS_CERT, OPT_TLS_KEY, OPT_DB_TOKENS, OPT_ADMIN_TOKEN_FILE, OPT_MAX_INFLIGHT,
 };
 
 struct opt_def {
@@ -44,6 +44,7 @@ static const struct opt_def opts[] = {
 	{ "retention-days", 1, OPT_RETENTION, "VMSCOPE_RETENTION_DAYS" },
 	{ "rollup-retention-days", 1, OPT_ROLLUP_RETENTION, "VMSCOPE_ROLLUP_RETENTION_DAYS" },
 	{ "max-body", 1, OPT_MAX_BODY, "VMSCOPE_MAX_BODY" },
+	{ "max-inflight-bytes", 1, OPT_MAX_INFLIGHT, "VMSCOPE_MAX_INFLIGHT_BYTES" },
 	{ "threads", 1, OPT_THREADS, "VMSCOPE_THREADS" },
 	{ "max-connections", 1, OPT_MAX_CONN, "VMSCOPE_MAX_CONNECTIONS" },
 	{ "timeout", 1, OPT_TIMEOUT, "VMSCOPE_TIMEOUT" },
@@ -78,6 +79,9 @@ void config_usage(FILE *out)
 	      "  --retention-days N      raw samples kept (default 30)\n"
 	      "  --rollup-retention-days N  5-minute rollups kept (default 400)\n"
 	      "  --max-body BYTES        request body limit, compressed and inflated (default 8388608)\n"
+	      "  --max-inflight-bytes BYTES  memory all requests' bodies and their parsing may\n"
+	      "                          hold at once; past it ingest answers 503 + Retry-After\n"
+	      "                          (default 268435456)\n"
 	      "  --threads N             HTTP worker threads (default 32)\n"
 	      "  --max-connections N     concurrent connections (default 1024)\n"
 	      "  --timeout S             idle connection timeout, and the most a request's\n"
@@ -295,6 +299,11 @@ static int apply(struct server_config *c, const struct opt_def *o, const char *v
 			return -1;
 		c->max_body = (size_t)x;
 		return 0;
+	case OPT_MAX_INFLIGHT:
+		if (parse_long(o->name, v, 1L << 20, 1L << 40, &x, err, errlen) < 0)
+			return -1;
+		c->max_inflight = (size_t)x;
+		return 0;
 	case OPT_THREADS:
 		if (parse_long(o->name, v, 1, 256, &x, err, errlen) < 0)
 			return -1;
@@ -369,6 +378,7 @@ int config_parse(struct server_config *c, int argc, char **argv, char *err, size
 	c->retention_days = 30;
 	c->rollup_retention_days = 400;
 	c->max_body = 8u << 20;
+	c->max_inflight = (size_t)256 << 20;
 	c->threads = 32;
 	c->max_connections = 1024;
 	c->timeout_s = 30;

@@ -28,6 +28,8 @@ struct server_config {
 	int retention_days;	/* default 30 */
 	int rollup_retention_days;	/* 5-minute rollups; default 400 */
 	size_t max_body;	/* bytes, compressed and inflated; default 8 MiB */
+	size_t max_inflight;	/* bytes all requests' bodies and parses may hold
+				 * at once (membudget.h); default 256 MiB */
 	int threads;		/* MHD thread pool; default 8 */
 	int max_connections;	/* default 1024 */
 	int timeout_s;		/* idle connection timeout; default 30 */

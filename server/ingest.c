@@ -3,6 +3,7 @@
 #include "auth.h"
 #include "detect.h"
 #include "log.h"
+#include "membudget.h"
 #include "metrics.h"
 #include "ratelimit.h"
 #include "respond.h"
@@ -11,11 +12,24 @@
 #include "timeparse.h"
 #include "tokens.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* What parsing a body may allocate at its peak per byte of body, reserved
+ * from the in-flight budget (membudget.h) with the body's buffer. An upper
+ * bound, not an estimate: the jansson reference parser took 22 bytes per
+ * body byte for an array of one-digit numbers and 29 for an object of
+ * short keys (VmHWM of one 8 MiB body); the streaming parser builds no tree
+ * but a parsed sample costs a few KiB (at most SAMPLE_BODY_MAX_SAMPLES of
+ * them a body). */
+#define INGEST_PARSE_BYTES_PER_BYTE 32
+#define INGEST_TRIM_AFTER (1u << 20)
 
 static double mono_s(void)
 {
@@ -102,6 +116,11 @@ int ingest_parse(const char *buf, size_t len, int64_t now_ms, int64_t oldest_ms,
 		case SB_SAMPLE:
 			return fail(e, "fix the field named; nothing of this request was stored",
 				    "could not parse sample %zu: %s", be.sample, be.msg);
+		case SB_BATCH:
+			e->status = 413;
+			return fail(e, "split the batch (the agent does so on 413)",
+				    "too many samples in one request: %s (at most %d)", be.msg,
+				    SAMPLE_BODY_MAX_SAMPLES);
 		case SB_NOMEM:
 			return fail(e, NULL, "out of memory");
 		case SB_TOP:
@@ -192,7 +211,10 @@ enum MHD_Result ingest_begin(struct request *rq)
 	if (rq->encoding < 0)
 		return refuse(rq, 415, "unsupported Content-Encoding",
 			      "send the body as is or with Content-Encoding: gzip");
-	body_init(&rq->body, cfg->max_body);
+	/* a plain body is parsed as it is: reserve its parse with it; a gzip
+	 * body's inflated copy reserves the parse instead (ingest_finish) */
+	body_init_budget(&rq->body, cfg->max_body, app->inflight,
+		  rq->encoding == 1 ? 1 : 1 + INGEST_PARSE_BYTES_PER_BYTE);
 	return MHD_YES;
 }
 
@@ -205,6 +227,20 @@ enum MHD_Result ingest_data(struct request *rq, const char *data, size_t len)
 	}
 	int rc = body_append(&rq->body, data, len);
 
+	if (rc == BODY_EBUSY) {
+		/* the server holds --max-inflight-bytes of requests already: give
+		 * this one's memory back now, drop the rest of its upload and
+		 * answer 503 at its end (the agent retries after Retry-After) */
+		body_release(&rq->body);
+		metrics_ingest_busy();
+		rq->retry_after = 1;
+		rq->drain_max = rq->app->cfg->max_body;
+		rq->refuse_status = 503;
+		rq->refuse_error = "server busy: too many request bytes in flight";
+		rq->refuse_hint = "retry after Retry-After seconds (--max-inflight-bytes)";
+		rq->discarded += len;
+		return MHD_YES;
+	}
 	if (rc == BODY_ENOMEM)
 		return respond_error(rq, 500, "out of memory", NULL, NULL) == MHD_YES ? MHD_YES : MHD_NO;
 	if (rc == BODY_ETOOBIG) {
@@ -222,13 +258,36 @@ enum MHD_Result ingest_data(struct request *rq, const char *data, size_t len)
 	return MHD_YES;
 }
 
+/* After a large body, hands the freed parse memory back to the kernel.
+ * A parse tree is many small blocks spread over glibc's per-thread arenas,
+ * which keep them after free: without this, the resident size creeps up to
+ * the sum of every arena's peak, not the budget's. Once per megabyte-sized
+ * body it costs far less than the parse did. */
+static void trim_after(size_t body_len)
+{
+#ifdef __GLIBC__
+	if (body_len >= INGEST_TRIM_AFTER)
+		malloc_trim(0);
+#else
+	(void)body_len;
+#endif
+}
+
+static enum MHD_Result busy(struct request *rq)
+{
+	metrics_ingest_busy();
+	rq->retry_after = 1;
+	return respond_error(rq, 503, "server busy: too many request bytes in flight", NULL,
+			     "retry after Retry-After seconds (--max-inflight-bytes)");
+}
+
 enum MHD_Result ingest_finish(struct request *rq)
 {
 	struct app *app = rq->app;
 	struct store *st = app_store(app);
 	const char *buf = rq->body.buf ? rq->body.buf : "";
 	size_t len = rq->body.len;
-	char *inflated = NULL;
+	struct body inflated;
 	struct ingest_batch b;
 	struct ingest_error e;
 	char err[512] = "";
@@ -243,10 +302,18 @@ enum MHD_Result ingest_finish(struct request *rq)
 				     "split the batch; the server takes at most --max-body bytes");
 	if (!st)
 		return respond_unavailable(rq);
+	body_init_budget(&inflated, app->cfg->max_body, app->inflight,
+			 1 + INGEST_PARSE_BYTES_PER_BYTE);
 	if (rq->encoding == 1) {
-		switch (body_gunzip(buf, len, app->cfg->max_body, &inflated, &len)) {
+		int zrc = body_gunzip(buf, len, &inflated);
+		if (zrc != BODY_OK)
+			body_release(&inflated);
+		switch (zrc) {
 		case BODY_OK:
-			buf = inflated;
+			buf = inflated.buf;
+			len = inflated.len;
+			/* the compressed copy is no longer needed */
+			body_release(&rq->body);
 			break;
 		case BODY_ETOOBIG:
 			return respond_error(rq, 413, "request body too large once inflated", NULL,
@@ -255,18 +322,21 @@ enum MHD_Result ingest_finish(struct request *rq)
 		case BODY_ECORRUPT:
 			return respond_error(rq, 400, "could not decompress the body: not valid gzip",
 					     NULL, NULL);
+		case BODY_EBUSY:
+			return busy(rq);
 		default:
 			return respond_error(rq, 500, "out of memory", NULL, NULL);
 		}
 	}
 	int64_t now = time_now_ms();
-	if (ingest_parse(buf, len, now, store_oldest_accepted_ms(st, now),
-			 app->cfg->retention_days, &b, &e) < 0) {
-		free(inflated);
+	int prc = ingest_parse(buf, len, now, store_oldest_accepted_ms(st, now),
+			       app->cfg->retention_days, &b, &e);
+	body_release(&inflated);
+	if (prc < 0) {
 		metrics_ingest_refused();
-		return respond_error(rq, 400, e.error, e.detail, e.hint);
+		trim_after(len);
+		return respond_error(rq, e.status ? e.status : 400, e.error, e.detail, e.hint);
 	}
-	free(inflated);
 	struct store_tx_hook hook = { detect_store_hook, app->engine };
 	int rc = b.n ? store_put_samples(st, b.s, b.n, &hook, &nfresh, err, sizeof(err)) : STORE_OK;
 	if (rc != STORE_OK) {
@@ -278,5 +348,6 @@ enum MHD_Result ingest_finish(struct request *rq)
 		r = respond_json(rq, 202, json_pack("{s:I}", "accepted", (json_int_t)b.n));
 	}
 	ingest_batch_release(&b);
+	trim_after(len);
 	return r;
 }

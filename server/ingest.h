@@ -39,6 +39,7 @@ struct ingest_batch {
 
 /* Why a body was refused (HTTP 400); strings as in respond_error. */
 struct ingest_error {
+	unsigned status;	/* HTTP status to answer; 0 means 400 */
 	char error[SAMPLE_ERR_MAX + 64];
 	char detail[160];
 	char hint[160];

@@ -7,6 +7,7 @@
 #include "detect.h"
 #include "http.h"
 #include "log.h"
+#include "membudget.h"
 #include "metrics.h"
 #include "ratelimit.h"
 #include "store.h"
@@ -25,6 +26,7 @@ int main(int argc, char **argv)
 {
 	struct server_config cfg;
 	struct app app;
+	static struct membudget inflight;	/* outlives every request */
 	struct background *bg = NULL;
 	struct http_server *srv = NULL;
 	char err[1024];
@@ -73,6 +75,8 @@ int main(int argc, char **argv)
 	memset(&app, 0, sizeof(app));
 	app.cfg = &cfg;
 	atomic_init(&app.store, NULL);
+	membudget_init(&inflight, cfg.max_inflight);
+	app.inflight = &inflight;
 	app.engine = detect_engine_new();
 	app.rl = ratelimit_new(cfg.rate_limit, tokens_nkeys());
 	/* the ingest tokens are kept hashed; the plaintext is wiped */

@@ -15,6 +15,8 @@ void metrics_ingest_ok(size_t accepted, size_t fresh, double seconds);
 
 /* One ingest request refused with 400. */
 void metrics_ingest_refused(void);
+/* An ingest request refused 503 for the in-flight byte budget. */
+void metrics_ingest_busy(void);
 
 /* A database error answered with 503 or 500. */
 void metrics_db_error(void);

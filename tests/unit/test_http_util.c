@@ -307,8 +307,8 @@ static int gzip_buf(const char *in, size_t len, char **out, size_t *outlen)
 static void test_body(void)
 {
 	struct body b;
-	char *gz, *out;
-	size_t gzlen, outlen;
+	char *gz;
+	size_t gzlen;
 
 	body_init(&b, 10);
 	CHECK_INT(body_append(&b, "hello", 5), BODY_OK);
@@ -336,25 +336,78 @@ static void test_body(void)
 	CHECK_INT(body_encoding("br"), -1);
 	CHECK_INT(body_encoding("gzip, deflate"), -1);
 
+	struct body z;
 	const char *text = "{\"host\":\"a\",\"ts\":1}";
 	CHECK_INT(gzip_buf(text, strlen(text), &gz, &gzlen), 0);
-	CHECK_INT(body_gunzip(gz, gzlen, 1000, &out, &outlen), BODY_OK);
-	CHECK_INT(outlen, strlen(text));
-	CHECK_STR(out, text);
-	free(out);
+	body_init(&z, 1000);
+	CHECK_INT(body_gunzip(gz, gzlen, &z), BODY_OK);
+	CHECK_INT(z.len, strlen(text));
+	CHECK_STR(z.buf, text);
+	body_release(&z);
 	/* exactly at the limit passes, one byte less refuses */
-	CHECK_INT(body_gunzip(gz, gzlen, strlen(text), &out, &outlen), BODY_OK);
-	free(out);
-	CHECK_INT(body_gunzip(gz, gzlen, strlen(text) - 1, &out, &outlen), BODY_ETOOBIG);
-	CHECK(out == NULL);
+	body_init(&z, strlen(text));
+	CHECK_INT(body_gunzip(gz, gzlen, &z), BODY_OK);
+	body_release(&z);
+	body_init(&z, strlen(text) - 1);
+	CHECK_INT(body_gunzip(gz, gzlen, &z), BODY_ETOOBIG);
+	body_release(&z);
 	/* truncated and trailing garbage */
-	CHECK_INT(body_gunzip(gz, gzlen - 4, 1000, &out, &outlen), BODY_ECORRUPT);
+	body_init(&z, 1000);
+	CHECK_INT(body_gunzip(gz, gzlen - 4, &z), BODY_ECORRUPT);
+	body_release(&z);
 	char *trail = malloc(gzlen + 3);
 	memcpy(trail, gz, gzlen);
 	memcpy(trail + gzlen, "xyz", 3);
-	CHECK_INT(body_gunzip(trail, gzlen + 3, 1000, &out, &outlen), BODY_ECORRUPT);
+	body_init(&z, 1000);
+	CHECK_INT(body_gunzip(trail, gzlen + 3, &z), BODY_ECORRUPT);
+	body_release(&z);
 	free(trail);
-	CHECK_INT(body_gunzip("not gzip at all", 15, 1000, &out, &outlen), BODY_ECORRUPT);
+	body_init(&z, 1000);
+	CHECK_INT(body_gunzip("not gzip at all", 15, &z), BODY_ECORRUPT);
+	body_release(&z);
+	/* an empty gzip stream inflates to an empty, NUL-terminated body */
+	char *egz;
+	size_t egzlen;
+	CHECK_INT(gzip_buf("", 0, &egz, &egzlen), 0);
+	body_init(&z, 1000);
+	CHECK_INT(body_gunzip(egz, egzlen, &z), BODY_OK);
+	CHECK(z.buf != NULL && z.len == 0 && z.buf[0] == '\0');
+	body_release(&z);
+	free(egz);
+
+	/* the in-flight budget: a body holds its capacity reserved, a second
+	 * body that would pass the budget is refused, and everything is given
+	 * back on release */
+	struct membudget mb;
+	struct body b1, b2;
+	membudget_init(&mb, 40000);
+	body_init_budget(&b1, 1u << 20, &mb, 1);
+	body_init_budget(&b2, 1u << 20, &mb, 1);
+	char kb[20000];
+	memset(kb, 'x', sizeof(kb));
+	CHECK_INT(body_append(&b1, kb, sizeof(kb)), BODY_OK);	/* cap 32 KiB */
+	CHECK_INT(membudget_used(&mb), b1.cap);
+	CHECK_INT(body_append(&b2, kb, 100), BODY_EBUSY);	/* 16 KiB more would pass 40000 */
+	CHECK(b2.buf == NULL);
+	/* gunzip into a budgeted body is refused the same way */
+	CHECK_INT(body_gunzip(gz, gzlen, &b2), BODY_EBUSY);
+	body_release(&b2);
+	body_release(&b1);
+	CHECK_INT(membudget_used(&mb), 0);
+	/* alone, a request larger than the whole budget still proceeds, and
+	 * keeps growing while it is the only holder */
+	CHECK(membudget_take(&mb, 100000, 0));
+	CHECK(membudget_take(&mb, 100000, 100000));
+	CHECK(!membudget_take(&mb, 1, 0));	/* someone else: refused */
+	membudget_give(&mb, 200000);
+	CHECK_INT(membudget_used(&mb), 0);
+	/* per_byte: a body to be parsed reserves its parse with its buffer */
+	body_init_budget(&b1, 1u << 20, &mb, 3);
+	CHECK_INT(body_append(&b1, kb, 100), BODY_OK);
+	CHECK_INT(membudget_used(&mb), 3 * b1.cap);
+	body_release(&b1);
+	CHECK_INT(membudget_used(&mb), 0);
+	CHECK(membudget_take(NULL, 1u << 30, 0));
 	free(gz);
 
 	/* a bomb: 64 MiB of zeros compress to ~64 KiB; refused at 1 MiB */
@@ -364,7 +417,10 @@ static void test_body(void)
 	CHECK_INT(gzip_buf(zeros, big, &gz, &gzlen), 0);
 	free(zeros);
 	CHECK(gzlen < 200000);
-	CHECK_INT(body_gunzip(gz, gzlen, 1u << 20, &out, &outlen), BODY_ETOOBIG);
+	body_init(&z, 1u << 20);
+	CHECK_INT(body_gunzip(gz, gzlen, &z), BODY_ETOOBIG);
+	CHECK(z.len <= 1u << 20);
+	body_release(&z);
 	free(gz);
 }
 

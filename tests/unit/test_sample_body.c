@@ -341,6 +341,44 @@ static void test_mutations(void)
 	printf("mutations: %d runs, %d accepted by both\n", runs, accepted);
 }
 
+/* Both parsers stop a batch at SAMPLE_BODY_MAX_SAMPLES (the server answers
+ * 413): the limit itself passes, one more sample is refused as SB_BATCH. */
+static void test_batch_limit(void)
+{
+	const char *one = "{\"host\":\"b\",\"ts\":1,\"vmstat\":{\"x\":1}}";
+	size_t olen = strlen(one), cap = (SAMPLE_BODY_MAX_SAMPLES + 1) * (olen + 1) + 2;
+	char *buf = malloc(cap);
+	CHECK(buf != NULL);
+	for (int extra = 0; extra <= 1; extra++) {
+		size_t len = 0, cnt = SAMPLE_BODY_MAX_SAMPLES + (size_t)extra;
+		buf[len++] = '[';
+		for (size_t i = 0; i < cnt; i++) {
+			if (i)
+				buf[len++] = ',';
+			memcpy(buf + len, one, olen);
+			len += olen;
+		}
+		buf[len++] = ']';
+		for (int impl = 0; impl < 2; impl++) {
+			struct sample *out = NULL;
+			size_t n = 0;
+			struct sample_body_err e;
+			int rc = impl ? sample_body_parse_jansson(buf, len, 32, &out, &n, &e)
+				      : sample_body_parse(buf, len, 32, &out, &n, &e);
+			if (extra) {
+				CHECK_INT(rc, -1);
+				CHECK_INT(e.kind, SB_BATCH);
+				CHECK(out == NULL);
+			} else {
+				CHECK_INT(rc, 0);
+				CHECK_INT(n, SAMPLE_BODY_MAX_SAMPLES);
+				sample_body_free(out, n);
+			}
+		}
+	}
+	free(buf);
+}
+
 int main(void)
 {
 	test_generated();
@@ -348,5 +386,6 @@ int main(void)
 	test_hostile();
 	test_messages();
 	test_mutations();
+	test_batch_limit();
 	return harness_report("test_sample_body");
 }
