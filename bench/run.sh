@@ -4,9 +4,10 @@
 # Starts a PostgreSQL of its own (fsync on, as in production) and the release
 # server, then:
 #  1. ingest, closed loop: BENCH_HOSTS (2000) simulated agents, full 6.x vmstat,
-#     meminfo, PSI and 20 cgroups per sample, one sample per request, for
+#     meminfo, PSI and 20 cgroups per sample, one sample per request; after a
+#     warm-up of BENCH_WARM_S (30) s so that hosts exist (steady state), for
 #     BENCH_INGEST_S (60) seconds: samples/s, p50/p99, CPU seconds of the server
-#     and of PostgreSQL per 1,000 samples, bytes on disk per sample;
+#     and of PostgreSQL per 1,000 samples, bytes on disk per sample, load average;
 #  2. ingest, open loop at 1,000 samples/s: p50/p99 latency;
 #  3. host-level only (no cgroups) for BENCH_SIZE_S (20) s: bytes per host-level sample;
 #  4. bulk-loads BENCH_QHOSTS (1000) hosts x BENCH_QHOURS (24) h plus 10 hosts x 7 days
@@ -77,18 +78,27 @@ db_bytes() { psql "$1" -qtAc "SELECT pg_database_size(current_database())"; }
 # --- 1. ingest, closed loop -----------------------------------------------------------
 DB=$(mkdb bench_ingest)
 start_server "$DB"
+# warm-up: every host posts at least once (creating its host, cgroup, boot and
+# detector rows) before the measured run, which then sees steady state
+"$BIN/vmscope-loadgen" --server "http://127.0.0.1:$SPORT" --token benchtoken --hosts "$HOSTS" \
+	--cgroups 20 --duration "${BENCH_WARM_S:-30}" --concurrency 16 --json >"$OUT/warmup.json"
+uptime >"$OUT/uptime-ingest.txt"
 b0=$(db_bytes "$DB")
 s0=$(cpu_of "$server_pid"); p0=$(cpu_of $(pg_pids))
 "$BIN/vmscope-loadgen" --server "http://127.0.0.1:$SPORT" --token benchtoken --hosts "$HOSTS" \
 	--cgroups 20 --duration "$INGEST_S" --concurrency 16 --json >"$OUT/ingest.json"
 s1=$(cpu_of "$server_pid"); p1=$(cpu_of $(pg_pids))
+uptime >>"$OUT/uptime-ingest.txt"
 psqlc "CHECKPOINT" >/dev/null
 b1=$(db_bytes "$DB")
 python3 - "$OUT/ingest.json" "$s0" "$s1" "$p0" "$p1" "$b0" "$b1" "$TCK" >>"$RESULTS" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); s0, s1, p0, p1, b0, b1, tck = map(float, sys.argv[2:])
 n = r["samples_ok"]
-print(json.dumps({"phase": "ingest_closed_loop_20cg", **r,
+w = json.load(open(sys.argv[1].replace("ingest.json", "warmup.json")))
+load = [l.split("load average:")[1].strip() for l in open(sys.argv[1].replace("ingest.json", "uptime-ingest.txt"))]
+print(json.dumps({"phase": "ingest_closed_loop_20cg", **r, "warmup_samples": w["samples_ok"],
+  "load_avg_before_after": load,
   "server_cpu_s_per_1000": round((s1 - s0) / tck / n * 1000, 3),
   "postgres_cpu_s_per_1000": round((p1 - p0) / tck / n * 1000, 3),
   "bytes_per_sample_20cg": round((b1 - b0) / n)}))

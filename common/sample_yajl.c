@@ -18,9 +18,10 @@
  *     name -> integer maps the sample's own duplicate-id check does it);
  *   - nesting depth is counted in the callbacks;
  *   - yajl takes \v and \f as white space and decodes a lone or mismatched
- *     \u surrogate escape to '?' or a wrong character; a body holding either
- *     (agents never send them) goes to the jansson reference instead, which
- *     refuses or accepts it exactly as before.
+ *     \u surrogate escape to '?' or a wrong character, and jansson skips a
+ *     raw NUL byte after a number; a body holding any of these (agents never
+ *     send them) goes to the jansson reference instead, which refuses or
+ *     accepts it exactly as before.
  */
 #include "sample_body.h"
 #include "dict.h"
@@ -956,14 +957,16 @@ static const yajl_callbacks callbacks = {
 };
 
 /* True when the body holds what yajl 2.1 reads more leniently than jansson:
- * a \v or \f byte (white space to yajl, refused by jansson) or a \u escape
- * of a UTF-16 surrogate (yajl does not check the pairing). An escaped
- * backslash before "uD8.." is a harmless false positive. */
+ * a \v or \f byte (white space to yajl, refused by jansson), a \u escape
+ * of a UTF-16 surrogate (yajl does not check the pairing), or a NUL byte
+ * (jansson 2.14 skips one that ends a number: "1\0," reads as "1,"; a
+ * fuzzer find). An escaped backslash before "uD8.." is a harmless false
+ * positive. */
 static bool needs_reference(const char *buf, size_t len)
 {
 	const char *p = buf, *end = buf + len;
 
-	if (memchr(buf, '\v', len) || memchr(buf, '\f', len))
+	if (memchr(buf, '\v', len) || memchr(buf, '\f', len) || memchr(buf, '\0', len))
 		return true;
 	while ((p = memchr(p, '\\', (size_t)(end - p))) && end - p >= 4) {
 		if (p[1] == 'u' && (p[2] == 'd' || p[2] == 'D') &&

@@ -32,7 +32,12 @@ static bool unavailable_state(const char *s)
 int store_q(PGconn *c, const char *sql, int nparams, const char *const *params, int binary,
 	    PGresult **out, const char *what, char *err, size_t errlen)
 {
-	PGresult *r = PQexecParams(c, sql, nparams, NULL, params, NULL, NULL, binary);
+	return store_result(c, PQexecParams(c, sql, nparams, NULL, params, NULL, NULL, binary), out,
+			    what, err, errlen);
+}
+
+int store_result(PGconn *c, PGresult *r, PGresult **out, const char *what, char *err, size_t errlen)
+{
 	ExecStatusType s = PQresultStatus(r);
 
 	if (out)

@@ -3,6 +3,24 @@
 #include "store_internal.h"
 
 #include <stdio.h>
+#include <unistd.h>
+
+/* How many ingest transactions may run at once: the pool size, but not
+ * more than the machine's CPUs (at least 2). Every transaction costs
+ * PostgreSQL a fixed set of statements (lock, insert, rollup upsert,
+ * COMMIT) whatever its size; with more leaders than CPUs the same load is
+ * only cut into more, smaller transactions. Measured on 2 cores, 16
+ * concurrent one-sample requests: docs/scaling.md. */
+static int gc_leaders_max(const struct store *st)
+{
+	static long ncpu;
+
+	if (!ncpu) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		ncpu = n < 2 ? 2 : n;
+	}
+	return st->gc_max_leaders < ncpu ? st->gc_max_leaders : (int)ncpu;
+}
 
 /* store_run_tx, retried once when a pooled connection turned out broken
  * before COMMIT (one whose server restarted fails on first use; nothing
@@ -58,7 +76,7 @@ int store_put_samples(struct store *st, const struct sample *s, size_t n,
 		st->gc_head = &me;
 	st->gc_tail = &me;
 	while (!me.done) {
-		if (!st->gc_head || st->gc_leaders >= st->gc_max_leaders) {
+		if (!st->gc_head || st->gc_leaders >= gc_leaders_max(st)) {
 			pthread_cond_wait(&st->gc_cv, &st->gc_mu);
 			continue;
 		}

@@ -114,6 +114,19 @@ int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *fina
 int store_q(PGconn *c, const char *sql, int nparams, const char *const *params, int binary,
 	    PGresult **out, const char *what, char *err, size_t errlen);
 
+/* store_q's handling of a result r of connection c (takes r). */
+int store_result(PGconn *c, PGresult *r, PGresult **out, const char *what, char *err, size_t errlen);
+
+/* Statements run as prepared statements (store_prep.c): the big ingest
+ * ones, whose parse and plan cost PostgreSQL more than running them. */
+enum store_prep_id { STORE_PREP_WRITE, STORE_PREP_ROLLUP, STORE_PREP_N };
+
+/* As store_q, but sql is prepared once per connection under id (the same
+ * id must always come with the same sql) and then executed by name. */
+int store_q_prep(PGconn *c, enum store_prep_id id, const char *sql, int nparams,
+		 const char *const *params, int binary, PGresult **out, const char *what,
+		 char *err, size_t errlen);
+
 /* BEGIN and then sql in one round trip (libpq pipeline mode); as
  * store_q otherwise. sql must return rows. */
 int store_q_begin(PGconn *c, const char *sql, int nparams, const char *const *params, int binary,

@@ -818,7 +818,8 @@ static int insert_rows(struct put *p)
 					     (const char *)a_t.p, (const char *)a_d.p, (const char *)a_c.p };
 	for (int i = 0; i < HU_COLS + 2; i++)
 		prm[6 + i] = (const char *)more[i].p;
-	rc = store_q(p->c, write_sql, 6 + HU_COLS + 2, prm, 0, NULL, "store samples", p->err, p->errlen);
+	rc = store_q_prep(p->c, STORE_PREP_WRITE, write_sql, 6 + HU_COLS + 2, prm, 0, NULL, "store samples",
+			  p->err, p->errlen);
 	if (rc == STORE_OK)
 		rc = rollup_acc_write(&p->roll, p->c, p->err, p->errlen);
 	goto out;
