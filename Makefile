@@ -139,7 +139,9 @@ bench-agent: deps
 	@bench/agent_footprint.sh
 
 # Install the programs, schema, dashboard and units under PREFIX (default
-# /usr/local); DESTDIR for packaging. The server finds its schema and web
+# /usr/local; the units' paths follow it); DESTDIR for packaging. agent.conf
+# is 0644 (the agent's dynamic user reads it; its token comes as a
+# credential), server.env 0640 (read by systemd). The server finds its schema and web
 # files in PREFIX/share/vmscope unless --schema / --web say otherwise.
 PREFIX  ?= /usr/local
 install: all
@@ -151,9 +153,12 @@ install: all
 	install -m 0644 schema/*.sql $(DESTDIR)$(PREFIX)/share/vmscope/schema/
 	cp -r web/. $(DESTDIR)$(PREFIX)/share/vmscope/web/
 	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/vmscope/
-	install -m 0644 deploy/*.service $(DESTDIR)/lib/systemd/system/
+	# the units name /usr/local: point them at PREFIX
+	for f in deploy/*.service; do sed 's|/usr/local/|$(PREFIX)/|g' $$f >$(DESTDIR)/lib/systemd/system/$$(basename $$f); \
+		chmod 0644 $(DESTDIR)/lib/systemd/system/$$(basename $$f); done
 	for f in deploy/*.example; do b=$$(basename $$f .example); \
-		[ -e $(DESTDIR)/etc/vmscope/$$b ] || install -m 0640 $$f $(DESTDIR)/etc/vmscope/$$b; done
+		m=0640; case $$b in *.conf) m=0644;; esac; \
+		[ -e $(DESTDIR)/etc/vmscope/$$b ] || install -m $$m $$f $(DESTDIR)/etc/vmscope/$$b; done
 
 clean:
 	rm -rf build bin

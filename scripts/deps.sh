@@ -11,6 +11,7 @@ PKGS=(
 	nettle-dev openssl             # token hashing (SHA-256); certificates in the TLS test
 	postgresql                     # server-side database (own cluster, own port)
 	curl python3 util-linux procps jq # scripts and tests (runuser, pkill-free PID handling)
+	systemd                        # systemd-analyze verify of the units (tests/e2e/test_install.sh)
 )
 [ -n "${VMSCOPE_EXTRA_PKGS:-}" ] && read -r -a extra <<<"$VMSCOPE_EXTRA_PKGS" && PKGS+=("${extra[@]}")
 
