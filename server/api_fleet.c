@@ -1,6 +1,7 @@
 /* api_fleet.c - GET /api/v1/fleet (see api_fleet.h): hosts, open alerts
  * and every host's sparklines from the 5-minute rollups: three queries
- * whatever the fleet size (store_fleet_sparks). */
+ * whatever the fleet size (store_fleet_sparks), written out without a
+ * JSON tree for the sparklines. */
 #include "api_fleet.h"
 #include "api_read.h"
 #include "params.h"
@@ -90,19 +91,137 @@ json_t *fleet_efficiency(const json_t *steal_k, const json_t *steal_d, const jso
 	return out;
 }
 
-/* One host's fleet entry from its store_hosts object and the open alerts. */
+/* The answer is written straight into one buffer: per host the small
+ * metadata object through json_dumpb, the sparklines (1,000 hosts x 5 x
+ * buckets numbers) as text with no JSON object per point. Building them
+ * as jansson arrays of [ts, v] took most of a second for 1,000 hosts. */
+#define FLEET_MAX_ANSWER (64u << 20)
+
+struct out {
+	char *p;	/* owned */
+	size_t len, cap;
+	int bad;	/* out of memory or over FLEET_MAX_ANSWER: answer 500 */
+};
+
+static char *out_reserve(struct out *o, size_t n)
+{
+	if (o->bad)
+		return NULL;
+	if (o->len + n > o->cap) {
+		size_t cap = o->cap ? o->cap : 65536;
+		while (cap < o->len + n)
+			cap *= 2;
+		char *p = cap <= FLEET_MAX_ANSWER ? realloc(o->p, cap) : NULL;
+		if (!p) {
+			o->bad = 1;
+			return NULL;
+		}
+		o->p = p;
+		o->cap = cap;
+	}
+	return o->p + o->len;
+}
+
+static void out_put(struct out *o, const char *s, size_t n)
+{
+	char *d = out_reserve(o, n);
+	if (d) {
+		memcpy(d, s, n);
+		o->len += n;
+	}
+}
+
+static void out_lit(struct out *o, const char *s)
+{
+	out_put(o, s, strlen(s));
+}
+
+/* A number as JSON, 5 significant digits (sparklines, not data export);
+ * null for a value JSON cannot hold. */
+static void out_num(struct out *o, double v)
+{
+	char *d = out_reserve(o, 32);
+	if (!d)
+		return;
+	int n = isfinite(v) ? snprintf(d, 32, "%.5g", v) : snprintf(d, 32, "null");
+	o->len += (size_t)n;
+}
+
+/* The compact serialisation of j, dumped in place (grown and retried
+ * when it does not fit). */
+static void out_json(struct out *o, const json_t *j)
+{
+	size_t avail = o->cap - o->len, need;
+	if (o->bad)
+		return;
+	need = json_dumpb(j, o->p ? o->p + o->len : NULL, o->p ? avail : 0, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+	if (need == 0) {
+		o->bad = 1;
+		return;
+	}
+	if (need > avail) {
+		if (!out_reserve(o, need))
+			return;
+		need = json_dumpb(j, o->p + o->len, need, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+	}
+	o->len += need;
+}
+
+/* Bucket k's start in Unix seconds (buckets start on whole seconds). */
+static void out_ts(struct out *o, const struct fleet_sparks *fs, int k)
+{
+	char *d = out_reserve(o, 24);
+	if (d)
+		o->len += (size_t)snprintf(d, 24, "%lld", (long long)((fs->since_ms + (int64_t)k * fs->step_ms) / 1000));
+}
+
+/* Host h's "spark" object (h < 0: no rollups, empty arrays). columns: one
+ * value per bucket (null for none), else [ts, v] for buckets with samples. */
+static void out_spark(struct out *o, const struct fleet_sparks *fs, int h, bool columns)
+{
+	out_lit(o, "{");
+	for (int s = 0; s < FLEET_NSPARK; s++) {
+		out_lit(o, s ? ",\"" : "\"");
+		out_lit(o, fleet_spark_name[s]);
+		out_lit(o, "\":[");
+		if (h >= 0) {
+			size_t base = ((size_t)h * FLEET_NSPARK + (size_t)s) * (size_t)fs->nb;
+			bool first = true;
+			for (int k = 0; k < fs->nb; k++) {
+				uint8_t st = fs->state[base + (size_t)k];
+				if (!columns && st == FLEET_ABSENT)
+					continue;
+				if (!first)
+					out_lit(o, ",");
+				first = false;
+				if (!columns) {
+					out_lit(o, "[");
+					out_ts(o, fs, k);
+					out_lit(o, ",");
+				}
+				if (st == FLEET_VALUE)
+					out_num(o, fs->v[base + (size_t)k]);
+				else
+					out_lit(o, "null");
+				if (!columns)
+					out_lit(o, "]");
+			}
+		}
+		out_lit(o, "]");
+	}
+	out_lit(o, "}");
+}
+
+/* One host's fleet entry (without its sparklines) from its store_hosts
+ * object and its open alerts (an array, or NULL for none). */
 static json_t *host_entry(const json_t *h, const json_t *alerts, int64_t now_ms)
 {
-	const char *name = json_string_value(json_object_get(h, "host"));
 	json_t *open = json_array();
 	const char *state = "ok";
 	size_t i;
 	const json_t *a;
 
 	json_array_foreach((json_t *)alerts, i, a) {
-		const char *ah = json_string_value(json_object_get(a, "host"));
-		if (!ah || !name || strcmp(ah, name) != 0)
-			continue;
 		const char *sev = json_string_value(json_object_get(a, "severity"));
 		if (sev && strcmp(sev, "critical") == 0)
 			state = "critical";
@@ -130,11 +249,24 @@ static json_t *host_entry(const json_t *h, const json_t *alerts, int64_t now_ms)
 			 "open_alerts", open);
 }
 
-/* Empty sparklines for a host without rollups in the window. */
-static json_t *empty_spark(void)
+/* {host: [alert, ...]} of the open alerts (borrowed alert objects). */
+static json_t *alerts_by_host(const json_t *alerts)
 {
-	return json_pack("{s:[],s:[],s:[],s:[],s:[]}", "psi_memory_some", "refault_file",
-			 "reclaim_efficiency", "swap_in", "swap_out");
+	json_t *by = json_object();
+	size_t i;
+	json_t *a;
+
+	json_array_foreach((json_t *)alerts, i, a) {
+		const char *host = json_string_value(json_object_get(a, "host"));
+		if (!by || !host)
+			continue;
+		json_t *list = json_object_get(by, host);
+		if (!list && (list = json_array()) && json_object_set_new(by, host, list) < 0)
+			list = NULL;
+		if (list)
+			json_array_append(list, a);
+	}
+	return by;
 }
 
 /* The sparklines' buckets: 5-minute rollups, so the step is a multiple of
@@ -153,19 +285,43 @@ static void fleet_range(int64_t now, int window_s, int points, int64_t *since, i
 	*step = st;
 }
 
+/* Sends the answer in o (taking its buffer). */
+static enum MHD_Result send_out(struct request *rq, struct out *o)
+{
+	if (o->bad) {
+		free(o->p);
+		return respond_error(rq, 500, "out of memory", NULL, NULL);
+	}
+	struct MHD_Response *resp = MHD_create_response_from_buffer(o->len, o->p, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(o->p);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	return respond_queue(rq, 200, resp);
+}
+
 enum MHD_Result api_fleet(struct request *rq)
 {
 	struct store *st = app_store(rq->app);
 	struct param_src src = api_params(rq);
 	int window_s, points, rc;
-	json_t *hosts = NULL, *alerts = NULL, *sparks = NULL, *list, *out, *hl;
+	json_t *hosts = NULL, *alerts = NULL, *by = NULL;
+	struct fleet_sparks fs;
 	char err[256] = "", now_s[40];
 	int64_t now = time_now_ms(), since, step;
-	size_t i;
+	size_t i, len = 0;
 	const json_t *h;
+	struct out o = { 0 };
 
 	if (params_fleet(&src, &window_s, &points, err, sizeof(err)) < 0)
-		return respond_error(rq, 400, err, NULL, "see docs/api.md: window, points");
+		return respond_error(rq, 400, err, NULL, "see docs/api.md: window, points, layout");
+	const char *layout = src.get(src.ctx, "layout", &len);
+	bool columns = layout && strcmp(layout, "columns") == 0;
+	if (layout && !columns && strcmp(layout, "points") != 0)
+		return respond_error(rq, 400, "layout: expected points or columns", NULL,
+				     "see docs/api.md: window, points, layout");
 	if (!st)
 		return respond_unavailable(rq);
 	rc = store_hosts(st, &hosts, err, sizeof(err));
@@ -174,31 +330,57 @@ enum MHD_Result api_fleet(struct request *rq)
 	struct alert_query aq = { .state = "open", .since_ms = INT64_MIN, .until_ms = INT64_MAX,
 				  .limit = 10000 };
 	rc = store_alerts(st, &aq, &alerts, err, sizeof(err));
-	if (rc == STORE_OK) {
-		fleet_range(now, window_s, points, &since, &step);
-		rc = store_fleet_sparks(st, since, now, step, &sparks, err, sizeof(err));
-	}
+	fleet_range(now, window_s, points, &since, &step);
+	if (rc == STORE_OK)
+		rc = store_fleet_sparks(st, since, now, step, &fs, err, sizeof(err));
 	if (rc != STORE_OK) {
 		json_decref(hosts);
 		json_decref(alerts);
 		return respond_store_error(rq, rc, err);
 	}
-	hl = json_object_get(hosts, "hosts");
-	list = json_array();
-	json_array_foreach(hl, i, h) {
+	by = alerts_by_host(json_object_get(alerts, "alerts"));
+
+	out_lit(&o, "{\"now\":");
+	json_t *tmp = json_string(time_format(now, now_s, sizeof(now_s)));
+	out_json(&o, tmp);
+	json_decref(tmp);
+	out_lit(&o, ",\"now_ts\":");
+	char num[64];
+	snprintf(num, sizeof(num), "%.3f,\"window\":%d,\"points\":%d,\"step_s\":%.3f", (double)now / 1000.0,
+		 window_s, points, (double)step / 1000.0);
+	out_lit(&o, num);
+	if (columns) {
+		out_lit(&o, ",\"layout\":\"columns\",\"ts\":[");
+		for (int k = 0; k < fs.nb; k++) {
+			if (k)
+				out_lit(&o, ",");
+			out_ts(&o, &fs, k);
+		}
+		out_lit(&o, "]");
+	}
+	out_lit(&o, ",\"hosts\":[");
+	bool first = true;
+	json_array_foreach(json_object_get(hosts, "hosts"), i, h) {
 		const char *name = json_string_value(json_object_get(h, "host"));
-		json_t *entry = name ? host_entry(h, json_object_get(alerts, "alerts"), now) : NULL;
+		json_t *entry = name ? host_entry(h, json_object_get(by, name), now) : NULL;
 		if (!entry)
 			continue;
-		json_t *sp = json_object_get(sparks, name);
-		json_object_set_new(entry, "spark", sp ? json_incref(sp) : empty_spark());
-		json_array_append_new(list, entry);
+		if (!first)
+			out_lit(&o, ",");
+		first = false;
+		out_json(&o, entry);
+		json_decref(entry);
+		if (o.bad)
+			break;
+		o.len--;	/* the entry's closing brace: the sparklines go in */
+		out_lit(&o, ",\"spark\":");
+		out_spark(&o, &fs, fleet_sparks_find(&fs, name), columns);
+		out_lit(&o, "}");
 	}
+	out_lit(&o, "]}");
+	json_decref(by);
 	json_decref(hosts);
 	json_decref(alerts);
-	json_decref(sparks);
-	out = json_pack("{s:s,s:f,s:i,s:i,s:f,s:o}", "now", time_format(now, now_s, sizeof(now_s)),
-			"now_ts", (double)now / 1000.0, "window", window_s, "points", points,
-			"step_s", (double)step / 1000.0, "hosts", list);
-	return respond_json(rq, 200, out);
+	fleet_sparks_release(&fs);
+	return send_out(rq, &o);
 }

@@ -121,14 +121,36 @@ enum { SERIES_AUTO = 0, SERIES_RAW = 1, SERIES_ROLLUP = 2 };
 int store_series(struct store *st, const struct series_query *q, json_t **out,
 		 char *err, size_t errlen);
 
-/* GET /api/v1/fleet's sparklines from the 5-minute rollups, every host in
- * one query: *out = new reference to {host name: {"psi_memory_some":
- * [[ts_s, avg]...], "refault_file", "reclaim_efficiency", "swap_in",
- * "swap_out"}} (docs/api.md "Fleet") over buckets since + k * step_ms
- * (step_ms a multiple of 5 minutes, since aligned to 5 minutes); buckets
- * without samples are left out. Hosts without rollups are absent. */
+/* GET /api/v1/fleet's sparklines (docs/api.md "Fleet"), every host's from
+ * the 5-minute rollups in one query, as plain arrays: bucket k of host h's
+ * sparkline s is state[(h * FLEET_NSPARK + s) * nb + k] (FLEET_ABSENT: no
+ * samples in the bucket, FLEET_NULL: samples but no value, FLEET_VALUE:
+ * v[...] holds it). Bucket k starts at since_ms + k * step_ms. */
+enum { FLEET_PSI, FLEET_REFAULT, FLEET_EFF, FLEET_SWAPIN, FLEET_SWAPOUT, FLEET_NSPARK };
+enum { FLEET_ABSENT = 0, FLEET_NULL = 1, FLEET_VALUE = 2 };
+#define FLEET_MAX_BUCKETS 1000
+extern const char *const fleet_spark_name[FLEET_NSPARK];	/* "psi_memory_some", ... */
+
+struct fleet_sparks {
+	int64_t since_ms, step_ms;
+	int nb;			/* buckets per sparkline */
+	size_t nhosts;		/* hosts with rollups in the range */
+	char **host;		/* owned names, in the query's order */
+	size_t *order;		/* indexes into host[], sorted by strcmp */
+	double *v;		/* owned, nhosts * FLEET_NSPARK * nb */
+	uint8_t *state;		/* owned, same shape: FLEET_ABSENT/NULL/VALUE */
+};
+
+/* Fills *out for buckets since_ms + k * step_ms up to until_ms (step_ms a
+ * multiple of 5 minutes, at most FLEET_MAX_BUCKETS buckets; since aligned
+ * to 5 minutes). Hosts without rollups in the range are absent. *out is
+ * always initialised; release it with fleet_sparks_release. STORE_* code. */
 int store_fleet_sparks(struct store *st, int64_t since_ms, int64_t until_ms, int64_t step_ms,
-		       json_t **out, char *err, size_t errlen);
+		       struct fleet_sparks *out, char *err, size_t errlen);
+void fleet_sparks_release(struct fleet_sparks *fs);
+
+/* Index into fs->host of a host name, -1 when absent (binary search). */
+int fleet_sparks_find(const struct fleet_sparks *fs, const char *host);
 
 struct alert_query {
 	const char *host, *cgroup, *kind;	/* NULL: any */

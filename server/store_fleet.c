@@ -1,9 +1,12 @@
 /* store_fleet.c - the fleet view's sparklines for every host from the
  * 5-minute rollups in one query (store_fleet_sparks in store.h). Replaces
- * ~8 raw series reads per host: with 1,000 hosts that was seconds. */
+ * ~8 raw series reads per host: with 1,000 hosts that was seconds. The
+ * answer is plain arrays (no JSON objects per point): api_fleet.c writes
+ * them out directly, which is what keeps 1,000 hosts well under a second. */
 #include "store_internal.h"
 #include "store_rollup.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,27 +20,31 @@ static const char *const fleet_metric[F_N] = {
 	"vmstat.pgscan_direct", "vmstat.pswpin", "vmstat.pswpout",
 };
 
+const char *const fleet_spark_name[FLEET_NSPARK] = {
+	"psi_memory_some", "refault_file", "reclaim_efficiency", "swap_in", "swap_out",
+};
+
 /* avg of slot f in row i (count, sum at columns 3 + 4f, 4 + 4f); false when
  * the bucket has no non-null value of it. */
 static bool slot_avg(const PGresult *r, int i, int f, double *v)
 {
-	long cnt = strtol(PQgetvalue(r, i, 3 + 4 * f), NULL, 10);
-	if (cnt <= 0)
+	const char *cnt = PQgetvalue(r, i, 3 + 4 * f);
+	if (cnt[0] == '0' || cnt[0] == '\0' || cnt[0] == '-')
 		return false;
-	*v = strtod(PQgetvalue(r, i, 4 + 4 * f), NULL) / (double)cnt;
+	*v = strtod(PQgetvalue(r, i, 4 + 4 * f), NULL) / (double)strtol(cnt, NULL, 10);
 	return true;
 }
 
-static json_t *point(double ts, bool ok, double v)
+static void set(struct fleet_sparks *fs, size_t h, int s, int64_t k, int state, double v)
 {
-	return json_pack("[f, o]", ts, ok ? json_real(v) : json_null());
+	size_t at = (h * FLEET_NSPARK + (size_t)s) * (size_t)fs->nb + (size_t)k;
+	fs->state[at] = (uint8_t)state;
+	fs->v[at] = v;
 }
 
-/* One host's spark object from its rows [from, to) of r. */
-static json_t *host_spark(const PGresult *r, int from, int to, int64_t since, int64_t step)
+/* Host h's buckets from its rows [from, to) of r. */
+static void host_sparks(struct fleet_sparks *fs, size_t h, const PGresult *r, int from, int to)
 {
-	json_t *psi = json_array(), *rf = json_array(), *eff = json_array(), *swin = json_array(),
-	       *swout = json_array();
 	double v;
 
 	/* refault_file falls back to workingset_refault (kernels before 5.9)
@@ -49,12 +56,14 @@ static json_t *host_spark(const PGresult *r, int from, int to, int64_t since, in
 		old |= strtol(PQgetvalue(r, i, 3 + 4 * F_REFAULT), NULL, 10) > 0;
 	}
 	bool any_file = file || !old;
-	for (int i = from; i < to && psi && rf && eff && swin && swout; i++) {
-		double ts = (double)(since + strtoll(PQgetvalue(r, i, 1), NULL, 10) * step) / 1000.0;
+	for (int i = from; i < to; i++) {
+		int64_t k = strtoll(PQgetvalue(r, i, 1), NULL, 10);
+		if (k < 0 || k >= fs->nb)
+			continue;
 		bool ok = slot_avg(r, i, F_PSI, &v);
-		json_array_append_new(psi, point(ts, ok, v));
+		set(fs, h, FLEET_PSI, k, ok ? FLEET_VALUE : FLEET_NULL, v);
 		ok = slot_avg(r, i, any_file ? F_REFAULT_FILE : F_REFAULT, &v);
-		json_array_append_new(rf, point(ts, ok, v));
+		set(fs, h, FLEET_REFAULT, k, ok ? FLEET_VALUE : FLEET_NULL, v);
 		/* efficiency = (avg steal_k + avg steal_d) / (avg scan_k + avg scan_d),
 		 * as fleet_efficiency sums the four series per bucket */
 		double steal = 0, scan = 0;
@@ -70,26 +79,63 @@ static json_t *host_spark(const PGresult *r, int from, int to, int64_t since, in
 		}
 		if (seen) {
 			double e = scan > 0 ? steal / scan : 0;
-			json_array_append_new(eff, point(ts, scan > 0, e < 0 ? 0 : e > 1 ? 1 : e));
+			set(fs, h, FLEET_EFF, k, scan > 0 ? FLEET_VALUE : FLEET_NULL, e < 0 ? 0 : e > 1 ? 1 : e);
 		}
 		ok = slot_avg(r, i, F_PSWPIN, &v);
-		json_array_append_new(swin, point(ts, ok, v));
+		set(fs, h, FLEET_SWAPIN, k, ok ? FLEET_VALUE : FLEET_NULL, v);
 		ok = slot_avg(r, i, F_PSWPOUT, &v);
-		json_array_append_new(swout, point(ts, ok, v));
+		set(fs, h, FLEET_SWAPOUT, k, ok ? FLEET_VALUE : FLEET_NULL, v);
 	}
-	return json_pack("{s:o*,s:o*,s:o*,s:o*,s:o*}", "psi_memory_some", psi, "refault_file", rf,
-			 "reclaim_efficiency", eff, "swap_in", swin, "swap_out", swout);
+}
+
+void fleet_sparks_release(struct fleet_sparks *fs)
+{
+	for (size_t i = 0; i < fs->nhosts; i++)
+		free(fs->host[i]);
+	free(fs->host);
+	free(fs->order);
+	free(fs->v);
+	free(fs->state);
+	memset(fs, 0, sizeof(*fs));
+}
+
+int fleet_sparks_find(const struct fleet_sparks *fs, const char *host)
+{
+	size_t lo = 0, hi = fs->nhosts;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(fs->host[fs->order[mid]], host);
+		if (c == 0)
+			return (int)fs->order[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* Sizes fs for n hosts of fs->nb buckets; -1 when out of memory. */
+static int fleet_alloc(struct fleet_sparks *fs, size_t n)
+{
+	size_t cells = n * FLEET_NSPARK * (size_t)fs->nb;
+	fs->host = calloc(n + 1, sizeof(*fs->host));
+	fs->order = calloc(n + 1, sizeof(*fs->order));
+	fs->v = calloc(cells + 1, sizeof(*fs->v));
+	fs->state = calloc(cells + 1, sizeof(*fs->state));
+	return fs->host && fs->order && fs->v && fs->state ? 0 : -1;
 }
 
 int store_fleet_sparks(struct store *st, int64_t since_ms, int64_t until_ms, int64_t step_ms,
-		       json_t **out, char *err, size_t errlen)
+		       struct fleet_sparks *out, char *err, size_t errlen)
 {
 	int slots[F_N];
 	PGresult *r = NULL;
 	int rc;
 
-	*out = NULL;
-	if (step_ms < ROLLUP_STEP_MS || step_ms % ROLLUP_STEP_MS || until_ms < since_ms) {
+	memset(out, 0, sizeof(*out));
+	if (step_ms < ROLLUP_STEP_MS || step_ms % ROLLUP_STEP_MS || until_ms < since_ms ||
+	    (until_ms - since_ms) / step_ms >= FLEET_MAX_BUCKETS) {
 		snprintf(err, errlen, "invalid fleet range");
 		return STORE_EINVAL;
 	}
@@ -99,27 +145,45 @@ int store_fleet_sparks(struct store *st, int64_t since_ms, int64_t until_ms, int
 	if (!c)
 		return STORE_EUNAVAIL;
 	rc = rollup_read(c, 0, since_ms, until_ms, step_ms, slots, F_N, &r, err, errlen);
-	if (rc == STORE_OK) {
-		json_t *o = json_object();
-		int n = PQntuples(r);
-		for (int i = 0; o && i < n;) {
-			int j = i;
-			while (j < n && strcmp(PQgetvalue(r, j, 0), PQgetvalue(r, i, 0)) == 0)
-				j++;
-			json_t *sp = host_spark(r, i, j, since_ms, step_ms);
-			if (!sp || json_object_set_new(o, PQgetvalue(r, i, 0), sp) < 0) {
-				json_decref(o);
-				o = NULL;
-			}
-			i = j;
-		}
-		PQclear(r);
-		if (!o) {
-			snprintf(err, errlen, "out of memory");
-			rc = STORE_EINTERNAL;
-		}
-		*out = o;
-	}
 	db_pool_put(st->pool, c, rc == STORE_EUNAVAIL);
-	return rc;
+	if (rc != STORE_OK)
+		return rc;
+	out->since_ms = since_ms;
+	out->step_ms = step_ms;
+	out->nb = (int)((until_ms - since_ms) / step_ms + 1);
+	int n = PQntuples(r);
+	size_t nh = 0;
+	for (int i = 0; i < n; i++)
+		nh += i == 0 || strcmp(PQgetvalue(r, i, 0), PQgetvalue(r, i - 1, 0)) != 0;
+	if (fleet_alloc(out, nh) < 0)
+		goto oom;
+	for (int i = 0; i < n;) {
+		int j = i;
+		while (j < n && strcmp(PQgetvalue(r, j, 0), PQgetvalue(r, i, 0)) == 0)
+			j++;
+		size_t h = out->nhosts;
+		if (!(out->host[h] = strdup(PQgetvalue(r, i, 0))))
+			goto oom;
+		out->order[h] = h;
+		out->nhosts++;
+		host_sparks(out, h, r, i, j);
+		i = j;
+	}
+	PQclear(r);
+	/* the query orders by the database's collation; lookups want strcmp */
+	char **names = out->host;
+	for (size_t i = 1; i < out->nhosts; i++) {
+		size_t k = out->order[i], j = i;
+		while (j > 0 && strcmp(names[out->order[j - 1]], names[k]) > 0) {
+			out->order[j] = out->order[j - 1];
+			j--;
+		}
+		out->order[j] = k;
+	}
+	return STORE_OK;
+oom:
+	PQclear(r);
+	fleet_sparks_release(out);
+	snprintf(err, errlen, "out of memory");
+	return STORE_EINTERNAL;
 }

@@ -326,11 +326,16 @@ int rollup_ensure_partitions(struct store *st, PGconn *c, const int64_t *days, s
 		int ny = m == 12 ? y + 1 : y, nm = m == 12 ? 1 : m + 1;
 		char name[64], sql[512];
 		snprintf(name, sizeof(name), "rollup_5m_%06d", key);
+		/* fillfactor 70: a bucket's row is rewritten by every batch of its
+		 * 5 minutes (~30 times at 10 s); room left on the page makes those
+		 * HOT updates, pruned in place, instead of dead rows that the
+		 * fleet view's scan of the current month has to step over */
 		snprintf(sql, sizeof(sql),
 			 "DO $$BEGIN PERFORM set_config('lock_timeout', '10s', true); "
 			 "PERFORM pg_advisory_xact_lock(7667); "
 			 "IF to_regclass('%s') IS NULL THEN "
-			 "CREATE TABLE %s PARTITION OF rollup_5m FOR VALUES FROM (%lld) TO (%lld); "
+			 "CREATE TABLE %s PARTITION OF rollup_5m FOR VALUES FROM (%lld) TO (%lld) "
+			 "WITH (fillfactor = 70); "
 			 "END IF; END$$",
 			 name, name, (long long)(days_from_civil(y, m) * STORE_DAY_MS),
 			 (long long)(days_from_civil(ny, nm) * STORE_DAY_MS));

@@ -288,19 +288,44 @@ static json_t *ts_avg(const json_t *pts)
 	return out;
 }
 
+/* {spark name: [[ts, v|null] for buckets with samples]} of host `name`
+ * (the documented points layout), NULL when the host has no rollups. */
+static json_t *spark_json(const struct fleet_sparks *fs, const char *name)
+{
+	int h = fleet_sparks_find(fs, name);
+	if (h < 0)
+		return NULL;
+	json_t *o = json_object();
+	for (int s = 0; s < FLEET_NSPARK; s++) {
+		json_t *arr = json_array();
+		for (int k = 0; k < fs->nb; k++) {
+			size_t at = ((size_t)h * FLEET_NSPARK + (size_t)s) * (size_t)fs->nb + (size_t)k;
+			if (fs->state[at] == FLEET_ABSENT)
+				continue;
+			json_array_append_new(arr, json_pack("[f,o]", (double)(fs->since_ms + k * fs->step_ms) / 1000.0,
+							     fs->state[at] == FLEET_VALUE ? json_real(fs->v[at]) : json_null()));
+		}
+		json_object_set_new(o, fleet_spark_name[s], arr);
+	}
+	return o;
+}
+
 static void test_fleet(struct store *st, int64_t t0)
 {
 	int64_t until = t0 + 2 * 3600 * 1000 - 1, step = 2 * STEP;
-	json_t *sp = NULL;
+	struct fleet_sparks fs;
 	char err[256];
-	CHECK_INT(store_fleet_sparks(st, t0, until, step, &sp, err, sizeof(err)), STORE_OK);
-	json_t *h = json_object_get(sp, "roll-a");
+	CHECK_INT(store_fleet_sparks(st, t0, until, step, &fs, err, sizeof(err)), STORE_OK);
+	CHECK_INT(fs.nb, 12);
+	json_t *sp = spark_json(&fs, "roll-a"), *h = sp;
+	json_t *spb = spark_json(&fs, "roll-b");
 	CHECK(h != NULL);
-	CHECK(json_object_get(sp, "roll-b") != NULL);
-	if (!h) {
-		json_decref(sp);
+	CHECK(spb != NULL);
+	CHECK(fleet_sparks_find(&fs, "roll-nope") < 0);
+	json_decref(spb);
+	fleet_sparks_release(&fs);
+	if (!h)
 		return;
-	}
 	/* each sparkline equals the raw series' averages in 10-minute buckets */
 	static const char *const pairs[][2] = { { "psi_memory_some", "psi.memory.some.avg10" },
 						{ "refault_file", "vmstat.workingset_refault_file" },
@@ -336,9 +361,8 @@ static void test_fleet(struct store *st, int64_t t0)
 	json_decref(want);
 	/* invalid steps are refused */
 	json_decref(sp);
-	sp = NULL;
-	CHECK_INT(store_fleet_sparks(st, t0, until, 1000, &sp, err, sizeof(err)), STORE_EINVAL);
-	CHECK(sp == NULL);
+	CHECK_INT(store_fleet_sparks(st, t0, until, 1000, &fs, err, sizeof(err)), STORE_EINVAL);
+	CHECK(fs.nhosts == 0 && fs.v == NULL);
 }
 
 static void test_auto_and_late(struct store *st, int64_t t0)

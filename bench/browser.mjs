@@ -1,0 +1,93 @@
+// browser.mjs - the dashboard's load times in a real headless Chromium
+// (Debian's /usr/bin/chromium driven by playwright-core, as the browser
+// tests), for `make bench` (bench/run.sh) against a server holding a
+// fleet-sized history:
+//   fleet:   navigation start -> the fleet table rendered with the visible
+//            rows' sparklines drawn (fleet.js sets the "fleet-rendered"
+//            performance mark right after that first render);
+//   host7d:  navigation start -> every chart of HOST's 7-day view drawn
+//            (host.js sets #view[data-loaded] after the last chart).
+// Each load is a fresh browser context (no HTTP cache, no warm JS). Prints
+// one JSON object: per view p50/p99/max in ms, the runs, and the API time
+// of the slowest request of each load (Resource Timing), so the server's
+// share is visible. With SCREENS=DIR also writes fleet.png, host-7d.png and
+// alerts.png of that data size there.
+//
+// usage: node bench/browser.mjs URL HOST [RUNS]   (env CHROMIUM, SCREENS)
+import { chromium } from "playwright-core";
+import { mkdirSync } from "node:fs";
+
+const [BASE, HOST, RUNS_ARG] = process.argv.slice(2);
+const RUNS = Number(RUNS_ARG || 7);
+if (!BASE || !HOST) {
+  console.error("usage: node bench/browser.mjs URL HOST [RUNS]");
+  process.exit(2);
+}
+const SCREENS = process.env.SCREENS || "";
+const VIEWPORT = { width: 1600, height: 1000 };
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+});
+
+// One load of url in a fresh context: ms from navigation start until
+// ready() (a page function returning a time in ms, or falsy) holds.
+async function load(url, ready, screenshot) {
+  const ctx = await browser.newContext({ viewport: VIEWPORT });
+  const page = await ctx.newPage();
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  await page.goto(url);
+  const h = await page.waitForFunction(ready, undefined, { timeout: 60000, polling: "raf" });
+  const ms = await h.jsonValue();
+  const api = await page.evaluate(() => performance.getEntriesByType("resource")
+    .filter((e) => e.name.includes("/api/v1/"))
+    .map((e) => ({ url: e.name.replace(location.origin, ""), ms: e.duration, bytes: e.transferSize })));
+  if (screenshot) {
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: screenshot, fullPage: false });
+  }
+  await ctx.close();
+  if (errors.length) throw new Error(url + ": page errors: " + errors.join("; "));
+  return { ms, api };
+}
+
+const fleetReady = () => {
+  const m = performance.getEntriesByName("fleet-rendered")[0];
+  return m ? m.startTime : 0;
+};
+const hostReady = () => (document.getElementById("view").dataset.loaded ? performance.now() : 0);
+
+function stats(runs) {
+  const xs = runs.map((r) => r.ms).sort((a, b) => a - b);
+  const q = (p) => xs[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+  return {
+    n: xs.length, p50_ms: Math.round(q(0.5)), p99_ms: Math.round(q(0.99)), max_ms: Math.round(xs[xs.length - 1]),
+    runs_ms: runs.map((r) => Math.round(r.ms)),
+    slowest_api_ms: runs.map((r) => Math.round(Math.max(0, ...r.api.map((a) => a.ms)))),
+    api_requests: runs[0].api.length,
+  };
+}
+
+const out = {};
+const views = [
+  ["fleet", BASE + "/#/fleet", fleetReady],
+  ["host7d", BASE + "/#/host/" + encodeURIComponent(HOST) + "?range=7d", hostReady],
+];
+for (const [name, url, ready] of views) {
+  await load(url, ready);	// warm-up: server caches, PostgreSQL buffers
+  const runs = [];
+  for (let i = 0; i < RUNS; i++) runs.push(await load(url, ready));
+  out[name] = stats(runs);
+}
+if (SCREENS) {
+  mkdirSync(SCREENS, { recursive: true });
+  await load(BASE + "/#/fleet", fleetReady, SCREENS + "/fleet.png");
+  await load(BASE + "/#/host/" + encodeURIComponent(HOST) + "?range=7d", hostReady, SCREENS + "/host-7d.png");
+  await load(BASE + "/#/alerts", () => (document.querySelector(".alert, .empty") ? 1 : 0), SCREENS + "/alerts.png");
+  out.screens = SCREENS;
+}
+await browser.close();
+console.log(JSON.stringify(out));
