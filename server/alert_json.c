@@ -46,7 +46,8 @@ json_t *alert_rec_to_json(const struct alert_rec *a)
 	    json_object_set_new(o, "opened_at", time_or_null(a->opened_ms, 1)) < 0 ||
 	    json_object_set_new(o, "ended_at", time_or_null(a->ended_ms, !a->open)) < 0 ||
 	    json_object_set_new(o, "summary", json_string(a->summary ? a->summary : "")) < 0 ||
-	    json_object_set_new(o, "evidence", a->evidence ? json_incref(a->evidence) : json_object()) < 0) {
+	    json_object_set_new(o, "evidence", a->evidence ? json_incref(a->evidence) : json_object()) < 0 ||
+	    json_object_set_new(o, "silenced", json_boolean(a->silenced)) < 0) {
 		json_decref(o);
 		return NULL;
 	}

@@ -5,6 +5,7 @@
 #define VMSCOPE_ALERT_JSON_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,7 @@ struct alert_rec {
 	int64_t started_ms, opened_ms, ended_ms, updated_ms;	/* ended_ms 0 while open */
 	char *summary;		/* owned */
 	json_t *evidence;	/* owned reference */
+	bool silenced;		/* a silence active now matches it (silence.h) */
 };
 
 /* RFC 3339 UTC with a Z: "2026-11-30T10:00:00Z", or with ".125" when the

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "alert_json.h"
+#include "silence.h"
 
 #define TS_FROM_MS(n) "('epoch'::timestamptz + (" n ")::bigint * interval '1 millisecond')"
 #define MS_FROM_TS(col) "(floor(extract(epoch from " col ") * 1000))::bigint"
@@ -261,8 +262,8 @@ int alert_store_query(PGconn *c, const struct alert_query *q, json_t **out, char
 			     q->until_ms == INT64_MAX ? NULL : until, limit };
 	PGresult *r = exec(c,
 			   "SELECT id, host, cgroup, kind, severity, state, " MS_FROM_TS("started_at") ", "
-			   MS_FROM_TS("opened_at") ", " MS_FROM_TS("ended_at") ", summary, evidence::text "
-			   "FROM alerts WHERE ($1::text IS NULL OR host = $1) "
+			   MS_FROM_TS("opened_at") ", " MS_FROM_TS("ended_at") ", summary, evidence::text, "
+			   SILENCE_MATCH_SQL("alerts") " FROM alerts WHERE ($1::text IS NULL OR host = $1) "
 			   "AND ($2::text IS NULL OR cgroup = $2) AND ($3::text IS NULL OR kind = $3) "
 			   "AND ($4::text IS NULL OR state = $4) "
 			   "AND ($5::bigint IS NULL OR coalesce(ended_at, 'infinity') >= " TS_FROM_MS("$5") ") "
@@ -288,6 +289,7 @@ int alert_store_query(PGconn *c, const struct alert_query *q, json_t **out, char
 		a.ended_ms = PQgetisnull(r, i, 8) ? 0 : strtoll(PQgetvalue(r, i, 8), NULL, 10);
 		a.summary = PQgetvalue(r, i, 9);
 		a.evidence = json_loads(PQgetvalue(r, i, 10), 0, &jerr);
+		a.silenced = PQgetvalue(r, i, 11)[0] == 't';
 		json_t *o = alert_rec_to_json(&a);	/* borrows the PGresult's strings */
 		if (a.evidence)
 			json_decref(a.evidence);

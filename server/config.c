@@ -1,6 +1,7 @@
 /* config.c - command line and environment (see config.h). */
 #include "config.h"
 #include "log.h"
+#include "notify_receiver.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -23,6 +24,7 @@ enum {
 	OPT_READ_TOKEN, OPT_SCHEMA, OPT_RETENTION, OPT_ROLLUP_RETENTION, OPT_MAX_BODY, OPT_THREADS,
 	OPT_MAX_CONN, OPT_TIMEOUT, OPT_POOL, OPT_RATE, OPT_LOG_LEVEL, OPT_HELP, OPT_VERSION,
 	OPT_TLS_CERT, OPT_TLS_KEY, OPT_DB_TOKENS, OPT_ADMIN_TOKEN_FILE, OPT_MAX_INFLIGHT,
+	OPT_WEBHOOK, OPT_NOTIFY_RESEND, OPT_NOTIFY_TIMEOUT, OPT_NOTIFY_RETRIES, OPT_PUBLIC_URL,
 };
 
 struct opt_def {
@@ -55,6 +57,11 @@ static const struct opt_def opts[] = {
 	{ "tls-cert", 1, OPT_TLS_CERT, "VMSCOPE_TLS_CERT" },
 	{ "tls-key", 1, OPT_TLS_KEY, "VMSCOPE_TLS_KEY" },
 	{ "admin-token-file", 1, OPT_ADMIN_TOKEN_FILE, "VMSCOPE_ADMIN_TOKEN_FILE" },
+	{ "webhook", 1, OPT_WEBHOOK, "VMSCOPE_WEBHOOK" },
+	{ "notify-resend", 1, OPT_NOTIFY_RESEND, "VMSCOPE_NOTIFY_RESEND" },
+	{ "notify-timeout", 1, OPT_NOTIFY_TIMEOUT, "VMSCOPE_NOTIFY_TIMEOUT" },
+	{ "notify-retries", 1, OPT_NOTIFY_RETRIES, "VMSCOPE_NOTIFY_RETRIES" },
+	{ "public-url", 1, OPT_PUBLIC_URL, "VMSCOPE_PUBLIC_URL" },
 	{ "help", 0, OPT_HELP, NULL },
 	{ "version", 0, OPT_VERSION, NULL },
 };
@@ -73,7 +80,8 @@ void config_usage(FILE *out)
 	      "  --insecure-no-auth      accept ingest without a token (development only)\n"
 	      "  --read-token TOKEN      require this token for reads (API, /metrics)\n"
 	      "  --admin-token-file FILE the admin token (first line; # comments): needed to\n"
-	      "                          change overrides and forget hosts; off without it\n"
+	      "                          change overrides and forget hosts (off without it)\n"
+	      "                          and silences (without it: the read token, else open)\n"
 	      "  --web DIR               dashboard files (default " VMSCOPE_WEB_DIR ")\n"
 	      "  --schema DIR            SQL migrations (default " VMSCOPE_SCHEMA_DIR ")\n"
 	      "  --retention-days N      raw samples kept (default 30)\n"
@@ -91,6 +99,13 @@ void config_usage(FILE *out)
 	      "  --log-level LEVEL       debug, info, warn or error (default info)\n"
 	      "  --tls-cert FILE         serve HTTPS with this PEM certificate (chain)...\n"
 	      "  --tls-key FILE          ...and this PEM private key\n"
+	      "  --webhook URL[,format=alertmanager|json][,kinds=K1|K2][,severity=warning|critical][,name=N]\n"
+	      "                          send alert open/resolve notifications (repeatable;\n"
+	      "                          env: whitespace-separated); see docs/notify.md\n"
+	      "  --notify-resend S       re-send open alerts to Alertmanager every S s (default 60)\n"
+	      "  --notify-timeout S      time limit of one notification POST (default 10)\n"
+	      "  --notify-retries N      attempts per notification and receiver (default 8)\n"
+	      "  --public-url URL        the dashboard's URL in notifications (default http://LISTEN)\n"
 	      "  --help, --version\n"
 	      "Tokens kept in the database: vmscope-server token add|revoke|list --db CONNINFO\n", out);
 }
@@ -255,6 +270,44 @@ static bool env_true(const char *v)
 		     strcasecmp(v, "yes") == 0 || strcasecmp(v, "on") == 0);
 }
 
+/* Whitespace-separated --webhook specs, each validated here so that a bad
+ * one stops the start with a message. */
+static int add_webhooks(struct server_config *c, const char *v, char *err, size_t errlen)
+{
+	const char *p = v;
+
+	while (*p) {
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		const char *start = p;
+		while (*p && !isspace((unsigned char)*p))
+			p++;
+		if (p == start)
+			break;
+		struct notify_receiver r;
+		char *spec = strndup(start, (size_t)(p - start));
+		if (!spec)
+			return fail(err, errlen, "out of memory");
+		if (notify_receiver_parse(spec, &r, err, errlen) < 0) {
+			free(spec);
+			return -1;
+		}
+		notify_receiver_release(&r);
+		if (c->nwebhooks >= NOTIFY_MAX_RECEIVERS) {
+			free(spec);
+			return fail(err, errlen, "--webhook: at most %d receivers", NOTIFY_MAX_RECEIVERS);
+		}
+		char **grown = realloc(c->webhooks, (c->nwebhooks + 1) * sizeof(*grown));
+		if (!grown) {
+			free(spec);
+			return fail(err, errlen, "out of memory");
+		}
+		c->webhooks = grown;
+		c->webhooks[c->nwebhooks++] = spec;
+	}
+	return 0;
+}
+
 /* Applies one option value (from argv or the environment). */
 static int apply(struct server_config *c, const struct opt_def *o, const char *v,
 		 char *err, size_t errlen)
@@ -280,6 +333,26 @@ static int apply(struct server_config *c, const struct opt_def *o, const char *v
 			return fail(err, errlen, "--read-token: a token must be %d to 512 printable "
 				    "characters without spaces", CONFIG_MIN_TOKEN_LEN);
 		return set_str(&c->read_token, v, err, errlen);
+	case OPT_WEBHOOK: return add_webhooks(c, v, err, errlen);
+	case OPT_NOTIFY_RESEND:
+		if (parse_long(o->name, v, 1, 3600, &x, err, errlen) < 0)
+			return -1;
+		c->notify_resend_s = (int)x;
+		return 0;
+	case OPT_NOTIFY_TIMEOUT:
+		if (parse_long(o->name, v, 1, 300, &x, err, errlen) < 0)
+			return -1;
+		c->notify_timeout_s = (int)x;
+		return 0;
+	case OPT_NOTIFY_RETRIES:
+		if (parse_long(o->name, v, 1, 100, &x, err, errlen) < 0)
+			return -1;
+		c->notify_retries = (int)x;
+		return 0;
+	case OPT_PUBLIC_URL:
+		if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
+			return fail(err, errlen, "--public-url: expected an http:// or https:// URL");
+		return set_str(&c->public_url, v, err, errlen);
 	case OPT_SCHEMA: return set_str(&c->schema_dir, v, err, errlen);
 	case OPT_TLS_CERT: return set_str(&c->tls_cert, v, err, errlen);
 	case OPT_TLS_KEY: return set_str(&c->tls_key, v, err, errlen);
@@ -384,6 +457,9 @@ int config_parse(struct server_config *c, int argc, char **argv, char *err, size
 	c->timeout_s = 30;
 	c->pool = 8;
 	c->log_level = LOG_INFO;
+	c->notify_resend_s = 60;
+	c->notify_timeout_s = 10;
+	c->notify_retries = 8;
 	if (set_str(&c->listen, "127.0.0.1:8080", err, errlen) < 0)
 		goto fail;
 
@@ -480,6 +556,10 @@ void config_release(struct server_config *c)
 	free(c->schema_dir);
 	free(c->tls_cert);
 	free(c->tls_key);
+	for (size_t i = 0; i < c->nwebhooks; i++)
+		free(c->webhooks[i]);
+	free(c->webhooks);
+	free(c->public_url);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -37,6 +37,12 @@ struct server_config {
 	double rate_limit;	/* requests/s per ingest token; 0 = off */
 	int log_level;		/* enum log_level */
 	char *tls_cert, *tls_key;	/* PEM files; NULL: plain HTTP */
+	char **webhooks;	/* --webhook specs (notify_receiver.h), validated */
+	size_t nwebhooks;
+	int notify_resend_s;	/* Alertmanager re-send interval; default 60 */
+	int notify_timeout_s;	/* per notification POST; default 10 */
+	int notify_retries;	/* attempts per event and receiver; default 8 */
+	char *public_url;	/* the dashboard's URL in notifications; NULL: from --listen */
 	bool help, version;
 };
 

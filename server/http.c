@@ -12,6 +12,7 @@
 #include "api_forget.h"
 #include "api_overrides.h"
 #include "api_read.h"
+#include "api_silence.h"
 #include "auth.h"
 #include "conn_watch.h"
 #include "ingest.h"
@@ -89,6 +90,8 @@ static enum MHD_Result dispatch(struct request *rq)
 					     "host names are 1 to 253 characters of A-Za-z0-9._-");
 	}
 	switch (id) {
+	case ROUTE_SILENCE:
+		return api_silence_delete(rq);	/* a write: its own credential check */
 	case ROUTE_HEALTHZ:
 		return api_healthz(rq);
 	case ROUTE_STATIC:
@@ -115,6 +118,7 @@ static enum MHD_Result dispatch(struct request *rq)
 	case ROUTE_FLEET: return api_fleet(rq);
 	case ROUTE_OVERRIDES: return api_overrides_get(rq);
 	case ROUTE_COMPARE: return api_compare(rq);
+	case ROUTE_SILENCES: return api_silences_get(rq);
 	default:
 		return respond_error(rq, 500, "internal error", "unrouted endpoint", NULL);
 	}
@@ -146,6 +150,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return ingest_begin(rq);
 		if (rq->route.id == ROUTE_OVERRIDES && strcmp(method, "PUT") == 0)
 			return api_overrides_put_begin(rq);
+		if (rq->route.id == ROUTE_SILENCES && strcmp(method, "POST") == 0)
+			return api_silence_begin(rq);
 		return dispatch(rq);
 	}
 	if (rq->answered) {
@@ -153,14 +159,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	bool put = rq->route.id == ROUTE_OVERRIDES;	/* else POST /api/v1/samples */
+	bool put = rq->route.id == ROUTE_OVERRIDES;
+	bool silence = rq->route.id == ROUTE_SILENCES;	/* else POST /api/v1/samples */
 	if (*upload_data_size) {
 		enum MHD_Result r = put ? api_overrides_put_data(rq, upload_data, *upload_data_size)
-					: ingest_data(rq, upload_data, *upload_data_size);
+				  : silence ? api_silence_data(rq, upload_data, *upload_data_size)
+				  : ingest_data(rq, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return r;
 	}
-	return put ? api_overrides_put_finish(rq) : ingest_finish(rq);
+	return put ? api_overrides_put_finish(rq) : silence ? api_silence_finish(rq) : ingest_finish(rq);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,

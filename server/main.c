@@ -9,6 +9,7 @@
 #include "log.h"
 #include "membudget.h"
 #include "metrics.h"
+#include "notify.h"
 #include "ratelimit.h"
 #include "store.h"
 #include "tokens.h"
@@ -29,6 +30,7 @@ int main(int argc, char **argv)
 	static struct membudget inflight;	/* outlives every request */
 	struct background *bg = NULL;
 	struct http_server *srv = NULL;
+	struct notify *notifier = NULL;
 	char err[1024];
 	sigset_t sigs;
 	int sig = 0, rc = 1;
@@ -92,6 +94,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vmscope-server: could not start the background thread\n");
 		goto out;
 	}
+	notifier = notify_start(&app, err, sizeof(err));
+	if (!notifier) {
+		fprintf(stderr, "vmscope-server: %s\n", err);
+		goto out;
+	}
 	srv = http_start(&app, err, sizeof(err));
 	if (!srv) {
 		fprintf(stderr, "vmscope-server: %s\n", err);
@@ -106,6 +113,7 @@ int main(int argc, char **argv)
 	rc = 0;
 out:
 	http_stop(srv);		/* no handler runs after this */
+	notify_stop(notifier);
 	background_stop(bg);
 	store_close(atomic_load(&app.store));
 	detect_engine_free(app.engine);

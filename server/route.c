@@ -6,6 +6,7 @@
 
 #define HOSTS_PREFIX "/api/v1/hosts/"
 #define OVERRIDES_PREFIX "/api/v1/overrides/"
+#define SILENCES_PREFIX "/api/v1/silences/"
 
 static bool seg_eq(const char *s, size_t len, const char *lit)
 {
@@ -49,6 +50,16 @@ void route_match(const char *path, struct route *r)
 		r->id_num = -1;
 		if (dlen <= 18 && strspn(d, "0123456789") == dlen)
 			r->id_num = strtoll(d, NULL, 10);
+	} else if (seg_eq(path, len, "/api/v1/silences")) {
+		r->id = ROUTE_SILENCES;
+	} else if (len > strlen(SILENCES_PREFIX) &&
+		   strncmp(path, SILENCES_PREFIX, strlen(SILENCES_PREFIX)) == 0) {
+		const char *d = path + strlen(SILENCES_PREFIX);
+		size_t dlen = len - strlen(SILENCES_PREFIX);
+		r->id = ROUTE_SILENCE;
+		r->id_num = -1;
+		if (dlen <= 18 && strspn(d, "0123456789") == dlen)
+			r->id_num = strtoll(d, NULL, 10);
 	}
 	else if (seg_eq(path, len, "/api/v1/compare"))
 		r->id = ROUTE_COMPARE;
@@ -88,7 +99,10 @@ const char *route_allow(enum route_id id)
 		return "GET, HEAD, DELETE";
 	case ROUTE_OVERRIDES:
 		return "GET, HEAD, PUT";
+	case ROUTE_SILENCES:
+		return "GET, HEAD, POST";
 	case ROUTE_OVERRIDE:
+	case ROUTE_SILENCE:
 		return "DELETE";
 	case ROUTE_NOT_FOUND:
 		return "";
@@ -101,9 +115,11 @@ bool route_method_ok(enum route_id id, const char *method)
 {
 	if (id == ROUTE_SAMPLES)
 		return strcmp(method, "POST") == 0;
-	if (id == ROUTE_OVERRIDE)
+	if (id == ROUTE_OVERRIDE || id == ROUTE_SILENCE)
 		return strcmp(method, "DELETE") == 0;
 	if (id == ROUTE_HOST && strcmp(method, "DELETE") == 0)
+		return true;
+	if (id == ROUTE_SILENCES && strcmp(method, "POST") == 0)
 		return true;
 	if (id == ROUTE_OVERRIDES && strcmp(method, "PUT") == 0)
 		return true;

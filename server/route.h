@@ -26,6 +26,8 @@ enum route_id {
 	ROUTE_OVERRIDES,	/* GET, PUT /api/v1/overrides (detector overrides) */
 	ROUTE_OVERRIDE,		/* DELETE /api/v1/overrides/{id} */
 	ROUTE_COMPARE,		/* GET /api/v1/compare */
+	ROUTE_SILENCES,		/* GET, POST /api/v1/silences */
+	ROUTE_SILENCE,		/* DELETE /api/v1/silences/{id} */
 	ROUTE_STATIC,		/* anything outside /api: a dashboard file */
 };
 
@@ -33,7 +35,7 @@ struct route {
 	enum route_id id;
 	char host[HOST_NAME_MAXLEN + 1];	/* for ROUTE_HOST* */
 	bool bad_host;		/* the {host} segment is not a valid host name */
-	long long id_num;	/* ROUTE_OVERRIDE: the {id}; -1 when not a number (404) */
+	long long id_num;	/* ROUTE_OVERRIDE, ROUTE_SILENCE: the {id}; -1 when not a number (404) */
 };
 
 /* Fills r from path. A trailing slash on an /api path is ignored. Cannot fail. */

@@ -1,0 +1,594 @@
+/* notify.c - the notifier thread (see notify.h and docs/notify.md). */
+#include "notify.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alert_json.h"
+#include "log.h"
+#include "notify_http.h"
+#include "notify_payload.h"
+#include "notify_receiver.h"
+#include "silence.h"
+#include "timeparse.h"
+
+#define NOTIFY_LOCK_KEY 0x766d736e6f7469LL	/* "vmsnoti" */
+#define MS_FROM_TS(col) "(floor(extract(epoch from " col ") * 1000))::bigint"
+#define ALERT_COLS "a.id, a.host, a.cgroup, a.kind, a.severity, a.state, " MS_FROM_TS("a.started_at") \
+	", " MS_FROM_TS("a.opened_at") ", " MS_FROM_TS("a.ended_at") ", a.summary, a.evidence::text"
+#define ALERT_NCOLS 11
+#define RESEND_CHUNK 500
+
+/* A receiver and its retry state: fails counts the failed attempts of the
+ * event it is stuck on; nothing goes to it before next_ms. */
+struct rstate {
+	struct notify_receiver r;
+	int fails;
+	int64_t next_ms;
+};
+
+struct notify {
+	struct app *app;
+	struct rstate rs[NOTIFY_MAX_RECEIVERS];
+	size_t nr;
+	char *public_url;
+	struct notify_http *http;
+	pthread_t thread;
+	int wake[2];		/* a byte on wake[1] ends the thread's wait */
+	atomic_bool stopping;
+	PGconn *conn;		/* own connection: LISTEN and the advisory lock */
+	bool leader;
+	int64_t next_resend_ms, next_gc_ms;
+	uint64_t rnd;		/* xorshift state for the jitter */
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static double rnd01(struct notify *n)
+{
+	n->rnd ^= n->rnd << 13;
+	n->rnd ^= n->rnd >> 7;
+	n->rnd ^= n->rnd << 17;
+	return (double)(n->rnd >> 11) / 9007199254740992.0;
+}
+
+long notify_backoff_ms(int fails, double r)
+{
+	long d = NOTIFY_BACKOFF_MIN_MS;
+
+	for (int i = 1; i < fails && d < NOTIFY_BACKOFF_MAX_MS; i++)
+		d *= 2;
+	if (d > NOTIFY_BACKOFF_MAX_MS)
+		d = NOTIFY_BACKOFF_MAX_MS;
+	if (r < 0)
+		r = 0;
+	if (r >= 1)
+		r = 0.999999;
+	return d / 2 + (long)((double)(d / 2) * r);
+}
+
+static void pq_log(const char *what, PGconn *c, PGresult *r)
+{
+	const char *m = r ? PQresultErrorMessage(r) : PQerrorMessage(c);
+	size_t len = strlen(m);
+
+	while (len && (m[len - 1] == '\n' || m[len - 1] == ' '))
+		len--;
+	log_warn("notify: %s: %.*s", what, (int)len, m);
+}
+
+/* Runs a statement without rows; false (logged) on error. */
+static bool exec_ok(struct notify *n, const char *what, const char *sql, int np, const char *const *v)
+{
+	PGresult *r = PQexecParams(n->conn, sql, np, NULL, v, NULL, NULL, 0);
+	ExecStatusType s = PQresultStatus(r);
+	bool ok = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+
+	if (!ok)
+		pq_log(what, n->conn, r);
+	PQclear(r);
+	return ok;
+}
+
+static void drop_conn(struct notify *n)
+{
+	if (n->conn)
+		PQfinish(n->conn);
+	n->conn = NULL;
+	n->leader = false;
+}
+
+/* Connects and tries to become the one sender. Returns true when this
+ * server sends. */
+static bool ensure_leader(struct notify *n)
+{
+	if (n->conn && PQstatus(n->conn) != CONNECTION_OK) {
+		log_warn("notify: lost the database connection; reconnecting");
+		drop_conn(n);
+	}
+	if (!n->conn) {
+		n->conn = PQconnectdb(n->app->cfg->db);
+		if (PQstatus(n->conn) != CONNECTION_OK) {
+			drop_conn(n);
+			return false;
+		}
+	}
+	if (n->leader)
+		return true;
+	char key[24];
+	snprintf(key, sizeof(key), "%lld", (long long)NOTIFY_LOCK_KEY);
+	const char *v[1] = { key };
+	PGresult *r = PQexecParams(n->conn, "SELECT pg_try_advisory_lock($1::bigint)", 1, NULL, v, NULL, NULL, 0);
+	bool got = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
+	if (PQresultStatus(r) != PGRES_TUPLES_OK)
+		pq_log("could not take the notifier lock", n->conn, r);
+	PQclear(r);
+	if (!got)
+		return false;
+	if (!exec_ok(n, "could not LISTEN", "LISTEN vmscope_notify", 0, NULL)) {
+		drop_conn(n);
+		return false;
+	}
+	n->leader = true;
+	n->next_resend_ms = 0;	/* tell Alertmanager about every open alert now */
+	log_info("notify: sending notifications to %zu receiver(s)", n->nr);
+	return true;
+}
+
+/* Fills a from columns off.. of row i of r (ALERT_COLS); strings borrowed
+ * from r, evidence a new reference the caller drops. */
+static void alert_from_row(PGresult *r, int i, int off, struct alert_rec *a)
+{
+	json_error_t jerr;
+
+	memset(a, 0, sizeof(*a));
+	a->id = strtoll(PQgetvalue(r, i, off), NULL, 10);
+	a->host = PQgetvalue(r, i, off + 1);
+	a->cgroup = PQgetisnull(r, i, off + 2) ? NULL : PQgetvalue(r, i, off + 2);
+	a->kind = PQgetvalue(r, i, off + 3);
+	a->severity = PQgetvalue(r, i, off + 4);
+	a->open = strcmp(PQgetvalue(r, i, off + 5), "open") == 0;
+	a->started_ms = strtoll(PQgetvalue(r, i, off + 6), NULL, 10);
+	a->opened_ms = strtoll(PQgetvalue(r, i, off + 7), NULL, 10);
+	a->ended_ms = PQgetisnull(r, i, off + 8) ? 0 : strtoll(PQgetvalue(r, i, off + 8), NULL, 10);
+	a->summary = PQgetvalue(r, i, off + 9);
+	a->evidence = json_loads(PQgetvalue(r, i, off + 10), 0, &jerr);
+}
+
+/* True when name (or "!name") is in the text[] literal list "{a,b}". */
+static bool delivered_has(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = list;
+
+	while (*p) {
+		while (*p == '{' || *p == ',' || *p == '!')
+			p++;
+		const char *e = p;
+		while (*e && *e != ',' && *e != '}')
+			e++;
+		if ((size_t)(e - p) == len && strncmp(p, name, len) == 0)
+			return true;
+		p = *e ? e + 1 : e;
+	}
+	return false;
+}
+
+static int64_t am_ends_ms(const struct notify *n)
+{
+	return time_now_ms() + 4LL * n->app->cfg->notify_resend_s * 1000;
+}
+
+/* The body for receiver r: a new string the caller frees, NULL when out
+ * of memory. */
+static char *build_body(struct notify *n, const struct rstate *rs, const struct alert_rec *a,
+			const char *event)
+{
+	json_t *j;
+	char *s = NULL;
+
+	if (rs->r.format == NOTIFY_ALERTMANAGER) {
+		json_t *one = notify_am_alert(a, am_ends_ms(n), n->public_url);
+		j = one ? json_pack("[o]", one) : NULL;
+	} else {
+		j = notify_webhook_body(a, event, n->public_url);
+	}
+	if (j)
+		s = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	return s;
+}
+
+enum send_result { SEND_OK, SEND_LATER, SEND_GAVE_UP };
+
+/* One attempt of event ev (outbox id) for receiver rs. */
+static enum send_result send_one(struct notify *n, struct rstate *rs, const struct alert_rec *a,
+				 const char *event, int64_t ev)
+{
+	char err[300] = "";
+	char *body = build_body(n, rs, a, event);
+
+	if (!body) {
+		log_warn("notify: could not build the %s notification of alert %" PRId64 ": out of memory",
+			 event, a->id);
+		rs->next_ms = mono_ms() + NOTIFY_BACKOFF_MIN_MS;
+		return SEND_LATER;
+	}
+	long status = notify_http_post(n->http, rs->r.url, body, err, sizeof(err));
+	free(body);
+	if (status >= 200 && status <= 299) {
+		log_info("notify: %s %s of %s%s%s (alert %" PRId64 ", event %" PRId64 ") sent to %s",
+			 event, a->kind, a->host, a->cgroup ? " " : "", a->cgroup ? a->cgroup : "", a->id,
+			 ev, rs->r.name);
+		rs->fails = 0;
+		rs->next_ms = 0;
+		return SEND_OK;
+	}
+	rs->fails++;
+	if (!notify_http_retryable(status) || rs->fails >= n->app->cfg->notify_retries) {
+		log_warn("notify: gave up the %s notification of alert %" PRId64 " to %s after %d "
+			 "attempt(s): %s", event, a->id, rs->r.name, rs->fails, err);
+		rs->fails = 0;
+		rs->next_ms = 0;
+		return SEND_GAVE_UP;
+	}
+	long delay = notify_backoff_ms(rs->fails, rnd01(n));
+	log_warn("notify: the %s notification of alert %" PRId64 " to %s failed (%s); retrying in "
+		 "%.1f s (attempt %d of %d)", event, a->id, rs->r.name, err, (double)delay / 1000.0,
+		 rs->fails + 1, n->app->cfg->notify_retries);
+	rs->next_ms = mono_ms() + delay;
+	return SEND_LATER;
+}
+
+static bool mark_delivered(struct notify *n, int64_t ev, const char *name, bool gave_up)
+{
+	char id[24], tag[NOTIFY_NAME_MAX + 2];
+
+	snprintf(id, sizeof(id), "%" PRId64, ev);
+	snprintf(tag, sizeof(tag), "%s%s", gave_up ? "!" : "", name);
+	const char *v[2] = { id, tag };
+	return exec_ok(n, "could not record a delivery",
+		       "UPDATE notify_outbox SET delivered = array_append(delivered, $2) WHERE id = $1", 2, v);
+}
+
+static bool mark_done(struct notify *n, int64_t ev, bool suppressed)
+{
+	char id[24];
+
+	snprintf(id, sizeof(id), "%" PRId64, ev);
+	const char *v[2] = { id, suppressed ? "t" : "f" };
+	return exec_ok(n, "could not mark an event done",
+		       "UPDATE notify_outbox SET done_at = now(), suppressed = $2::boolean WHERE id = $1", 2, v);
+}
+
+/* Queues an open event for each open alert whose every open event was held
+ * back by a silence that is now over. */
+static void requeue_unsilenced(struct notify *n)
+{
+	exec_ok(n, "could not queue alerts whose silence ended",
+		"INSERT INTO notify_outbox (alert_id, event) SELECT a.id, 'open' FROM alerts a "
+		"WHERE a.state = 'open' AND NOT " SILENCE_MATCH_SQL("a") " "
+		"AND EXISTS (SELECT 1 FROM notify_outbox o WHERE o.alert_id = a.id AND o.event = 'open' "
+		"  AND o.suppressed) "
+		"AND NOT EXISTS (SELECT 1 FROM notify_outbox o WHERE o.alert_id = a.id AND o.event = 'open' "
+		"  AND NOT o.suppressed)", 0, NULL);
+}
+
+/* Works through the pending events in order. Returns the number of events
+ * finished when that is all NOTIFY_BATCH read (call again: more may wait),
+ * else 0, or -1 on a database error. */
+static int process_pending(struct notify *n)
+{
+	char lim[16];
+
+	snprintf(lim, sizeof(lim), "%d", NOTIFY_BATCH);
+	const char *v[1] = { lim };
+	PGresult *r = PQexecParams(n->conn,
+		"SELECT o.id, o.event, o.delivered::text, " SILENCE_MATCH_SQL("a") ", "
+		"EXISTS (SELECT 1 FROM notify_outbox p WHERE p.alert_id = a.id AND p.event = 'open' "
+		"  AND NOT p.suppressed AND p.id < o.id), " ALERT_COLS " "
+		"FROM notify_outbox o JOIN alerts a ON a.id = o.alert_id WHERE o.done_at IS NULL "
+		"ORDER BY o.id LIMIT $1::int", 1, NULL, v, NULL, NULL, 0);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		pq_log("could not read the outbox", n->conn, r);
+		PQclear(r);
+		return -1;
+	}
+	int rows = PQntuples(r), ndone = 0;
+	for (int i = 0; i < rows && !atomic_load(&n->stopping); i++) {
+		int64_t ev = strtoll(PQgetvalue(r, i, 0), NULL, 10);
+		const char *event = PQgetvalue(r, i, 1);
+		const char *delivered = PQgetvalue(r, i, 2);
+		bool silenced = PQgetvalue(r, i, 3)[0] == 't';
+		bool opened = PQgetvalue(r, i, 4)[0] == 't';
+		bool is_open = strcmp(event, "open") == 0;
+		struct alert_rec a;
+
+		if (silenced || (!is_open && !opened)) {
+			/* held back: silenced now, or its open never went out */
+			if (!mark_done(n, ev, true))
+				break;
+			ndone++;
+			log_info("notify: %s of alert %s held back (%s)", event, PQgetvalue(r, i, 5),
+				 silenced ? "silenced" : "its open was not notified");
+			continue;
+		}
+		alert_from_row(r, i, 5, &a);
+		bool all_done = true, db_ok = true;
+		for (size_t k = 0; k < n->nr && db_ok; k++) {
+			struct rstate *rs = &n->rs[k];
+			if (!notify_receiver_matches(&rs->r, a.kind, a.severity) ||
+			    delivered_has(delivered, rs->r.name))
+				continue;
+			if (rs->next_ms > mono_ms()) {
+				all_done = false;	/* backing off: keeps its order */
+				continue;
+			}
+			enum send_result sr = send_one(n, rs, &a, event, ev);
+			if (sr == SEND_LATER)
+				all_done = false;
+			else
+				db_ok = mark_delivered(n, ev, rs->r.name, sr == SEND_GAVE_UP);
+		}
+		if (a.evidence)
+			json_decref(a.evidence);
+		if (!db_ok || (all_done && !mark_done(n, ev, false)))
+			break;
+		ndone += all_done;
+	}
+	PQclear(r);
+	return ndone == rows ? rows : 0;
+}
+
+/* Posts the alerts of rows [from, to) of r that match receiver rs as one
+ * Alertmanager array. */
+static void resend_chunk(struct notify *n, struct rstate *rs, PGresult *r, int from, int to)
+{
+	json_t *arr = json_array();
+	int64_t ends = am_ends_ms(n);
+	char err[300];
+
+	for (int i = from; arr && i < to; i++) {
+		struct alert_rec a;
+		alert_from_row(r, i, 0, &a);
+		if (notify_receiver_matches(&rs->r, a.kind, a.severity) &&
+		    json_array_append_new(arr, notify_am_alert(&a, ends, n->public_url)) < 0) {
+			json_decref(arr);
+			arr = NULL;
+		}
+		if (a.evidence)
+			json_decref(a.evidence);
+	}
+	if (!arr || json_array_size(arr) == 0) {
+		json_decref(arr);
+		return;
+	}
+	char *body = json_dumps(arr, JSON_COMPACT);
+	size_t count = json_array_size(arr);
+	json_decref(arr);
+	if (!body)
+		return;
+	long status = notify_http_post(n->http, rs->r.url, body, err, sizeof(err));
+	free(body);
+	if (status >= 200 && status <= 299)
+		log_debug("notify: re-sent %zu open alert(s) to %s", count, rs->r.name);
+	else
+		log_warn("notify: could not re-send %zu open alert(s) to %s: %s", count, rs->r.name, err);
+}
+
+/* Re-sends every open, unsilenced alert whose open went out to each
+ * Alertmanager receiver that is not backing off. */
+static void resend(struct notify *n)
+{
+	bool any = false;
+
+	for (size_t k = 0; k < n->nr; k++)
+		any = any || n->rs[k].r.format == NOTIFY_ALERTMANAGER;
+	if (!any)
+		return;
+	PGresult *r = PQexecParams(n->conn,
+		"SELECT " ALERT_COLS " FROM alerts a WHERE a.state = 'open' AND NOT " SILENCE_MATCH_SQL("a") " "
+		"AND EXISTS (SELECT 1 FROM notify_outbox o WHERE o.alert_id = a.id AND o.event = 'open' "
+		"  AND NOT o.suppressed AND o.done_at IS NOT NULL) ORDER BY a.id LIMIT 10000",
+		0, NULL, NULL, NULL, NULL, 0);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		pq_log("could not list the open alerts", n->conn, r);
+		PQclear(r);
+		return;
+	}
+	for (size_t k = 0; k < n->nr && !atomic_load(&n->stopping); k++) {
+		struct rstate *rs = &n->rs[k];
+		if (rs->r.format != NOTIFY_ALERTMANAGER || rs->next_ms > mono_ms())
+			continue;
+		for (int i = 0; i < PQntuples(r); i += RESEND_CHUNK)
+			resend_chunk(n, rs, r, i, i + RESEND_CHUNK < PQntuples(r) ? i + RESEND_CHUNK : PQntuples(r));
+	}
+	PQclear(r);
+}
+
+static void gc(struct notify *n)
+{
+	char days[16];
+
+	snprintf(days, sizeof(days), "%d", NOTIFY_KEEP_DAYS);
+	const char *v[1] = { days };
+	exec_ok(n, "could not delete old outbox rows",
+		"DELETE FROM notify_outbox o USING alerts a WHERE a.id = o.alert_id AND a.state = 'resolved' "
+		"AND o.done_at < now() - $1::int * interval '1 day'", 1, v);
+}
+
+/* Waits up to ms for a wake byte or, when listening, a NOTIFY. */
+static void wait_for(struct notify *n, int64_t ms)
+{
+	struct pollfd p[2] = { { n->wake[0], POLLIN, 0 }, { -1, POLLIN, 0 } };
+	char buf[64];
+
+	if (ms < 0)
+		ms = 0;
+	if (n->conn && n->leader)
+		p[1].fd = PQsocket(n->conn);
+	if (poll(p, p[1].fd >= 0 ? 2 : 1, (int)ms) > 0) {
+		if (p[0].revents & POLLIN)
+			while (read(n->wake[0], buf, sizeof(buf)) > 0)
+				;
+	}
+	if (n->conn && n->leader) {
+		PGnotify *note;
+		PQconsumeInput(n->conn);
+		while ((note = PQnotifies(n->conn)))
+			PQfreemem(note);
+	}
+}
+
+static void *run(void *arg)
+{
+	struct notify *n = arg;
+
+	/* the store's migrations create the tables: wait for it */
+	while (!atomic_load(&n->stopping) && !app_store(n->app))
+		wait_for(n, 200);
+	while (!atomic_load(&n->stopping)) {
+		if (!ensure_leader(n)) {
+			wait_for(n, NOTIFY_POLL_MS * 2);
+			continue;
+		}
+		requeue_unsilenced(n);
+		int rows;
+		do {
+			rows = process_pending(n);
+		} while (rows == NOTIFY_BATCH && !atomic_load(&n->stopping));
+		int64_t now = mono_ms();
+		if (n->conn && PQstatus(n->conn) == CONNECTION_OK && now >= n->next_resend_ms) {
+			resend(n);
+			n->next_resend_ms = now + (int64_t)n->app->cfg->notify_resend_s * 1000;
+		}
+		if (now >= n->next_gc_ms) {
+			gc(n);
+			n->next_gc_ms = now + 3600 * 1000;
+		}
+		/* sleep until the next re-send, retry or look-around */
+		int64_t until = now + NOTIFY_POLL_MS;
+		if (n->next_resend_ms < until)
+			until = n->next_resend_ms;
+		for (size_t k = 0; k < n->nr; k++)
+			if (n->rs[k].next_ms > now && n->rs[k].next_ms < until)
+				until = n->rs[k].next_ms;
+		wait_for(n, until - mono_ms());
+	}
+	drop_conn(n);
+	return NULL;
+}
+
+/* http://LISTEN, with the machine's name for a wildcard address. */
+static char *default_public_url(const char *listen)
+{
+	char *u = NULL;
+
+	if (strncmp(listen, "0.0.0.0:", 8) == 0 || strncmp(listen, "[::]:", 5) == 0 || listen[0] == ':') {
+		char hn[256];
+		if (gethostname(hn, sizeof(hn)) == 0) {
+			hn[sizeof(hn) - 1] = '\0';
+			if (asprintf(&u, "http://%s:%s", hn, strrchr(listen, ':') + 1) < 0)
+				u = NULL;
+			return u;
+		}
+	}
+	if (asprintf(&u, "http://%s", listen) < 0)
+		u = NULL;
+	return u;
+}
+
+static void free_all(struct notify *n)
+{
+	for (size_t k = 0; k < n->nr; k++)
+		notify_receiver_release(&n->rs[k].r);
+	notify_http_free(n->http);
+	free(n->public_url);
+	if (n->wake[0] >= 0)
+		close(n->wake[0]);
+	if (n->wake[1] >= 0)
+		close(n->wake[1]);
+	free(n);
+}
+
+struct notify *notify_start(struct app *app, char *err, size_t errlen)
+{
+	const struct server_config *cfg = app->cfg;
+	struct notify *n = calloc(1, sizeof(*n));
+
+	if (!n) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	n->app = app;
+	n->wake[0] = n->wake[1] = -1;
+	atomic_init(&n->stopping, false);
+	for (size_t i = 0; i < cfg->nwebhooks && i < NOTIFY_MAX_RECEIVERS; i++) {
+		if (notify_receiver_parse(cfg->webhooks[i], &n->rs[i].r, err, errlen) < 0) {
+			free_all(n);
+			return NULL;
+		}
+		for (size_t k = 0; k < i; k++) {
+			if (strcmp(n->rs[k].r.name, n->rs[i].r.name) == 0) {
+				snprintf(err, errlen, "--webhook: two receivers named %s (give name=)",
+					 n->rs[i].r.name);
+				n->nr = i + 1;
+				free_all(n);
+				return NULL;
+			}
+		}
+		n->nr = i + 1;
+	}
+	n->public_url = cfg->public_url ? strdup(cfg->public_url) : default_public_url(cfg->listen);
+	if (getrandom(&n->rnd, sizeof(n->rnd), 0) != sizeof(n->rnd) || n->rnd == 0)
+		n->rnd = (uint64_t)time(NULL) | 1;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(err, errlen, "could not initialise libcurl");
+		free_all(n);
+		return NULL;
+	}
+	n->http = notify_http_new(cfg->notify_timeout_s);
+	if (!n->public_url || !n->http || pipe2(n->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+		snprintf(err, errlen, "could not start the notifier: %s", n->public_url && n->http ?
+			 strerror(errno) : "out of memory");
+		free_all(n);
+		curl_global_cleanup();
+		return NULL;
+	}
+	if (pthread_create(&n->thread, NULL, run, n) != 0) {
+		snprintf(err, errlen, "could not start the notifier thread");
+		free_all(n);
+		curl_global_cleanup();
+		return NULL;
+	}
+	return n;
+}
+
+void notify_stop(struct notify *n)
+{
+	if (!n)
+		return;
+	atomic_store(&n->stopping, true);
+	if (write(n->wake[1], "x", 1) < 0)
+		log_debug("notify: could not wake the notifier: %s", strerror(errno));
+	pthread_join(n->thread, NULL);
+	free_all(n);
+	curl_global_cleanup();
+}

@@ -1,0 +1,136 @@
+/* notify_payload.c - notification bodies (see notify_payload.h). */
+#include "notify_payload.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Appends s to the URL being built, percent-encoding everything outside
+ * the unreserved set (RFC 3986), so host and cgroup names are safe. */
+static size_t url_encode(char *out, size_t cap, size_t at, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			     c == '-' || c == '.' || c == '_' || c == '~';
+		if (plain && at + 1 < cap) {
+			out[at++] = (char)c;
+		} else if (!plain && at + 3 < cap) {
+			out[at++] = '%';
+			out[at++] = hex[c >> 4];
+			out[at++] = hex[c & 15];
+		}
+	}
+	out[at < cap ? at : cap - 1] = '\0';
+	return at;
+}
+
+char *notify_generator_url(const struct alert_rec *a, const char *public_url)
+{
+	size_t cap = strlen(public_url) + 3 * (strlen(a->host) + strlen(a->kind) +
+					      (a->cgroup ? strlen(a->cgroup) : 0)) + 64;
+	char *u = malloc(cap);
+	size_t n;
+
+	if (!u)
+		return NULL;
+	n = strlen(public_url);
+	while (n && public_url[n - 1] == '/')
+		n--;
+	memcpy(u, public_url, n);
+	n += (size_t)snprintf(u + n, cap - n, "/#/alerts?host=");
+	n = url_encode(u, cap, n, a->host);
+	n += (size_t)snprintf(u + n, cap - n, "&kind=");
+	n = url_encode(u, cap, n, a->kind);
+	if (a->cgroup) {
+		n += (size_t)snprintf(u + n, cap - n, "&cgroup=");
+		url_encode(u, cap, n, a->cgroup);
+	}
+	return u;
+}
+
+static char *description(const struct alert_rec *a)
+{
+	char since[40], *ev = NULL, *d = NULL;
+
+	alert_time_format(a->started_ms, since, sizeof(since));
+	if (a->evidence)
+		ev = json_dumps(a->evidence, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
+	if (asprintf(&d, "%s %s on host %s%s%s since %s (alert %lld). Evidence: %s", a->severity,
+		     a->kind, a->host, a->cgroup ? ", cgroup " : " (host-wide)",
+		     a->cgroup ? a->cgroup : "", since, (long long)a->id, ev ? ev : "{}") < 0)
+		d = NULL;
+	free(ev);
+	return d;
+}
+
+json_t *notify_am_alert(const struct alert_rec *a, int64_t ends_ms, const char *public_url)
+{
+	char starts[40], ends[40], name[128];
+	char *desc = description(a);
+	char *gen = notify_generator_url(a, public_url);
+	json_t *labels = NULL, *o = NULL;
+
+	if (!desc || !gen)
+		goto out;
+	snprintf(name, sizeof(name), "vmscope_%s", a->kind);
+	labels = json_pack("{s:s,s:s,s:s,s:s}", "alertname", name, "host", a->host, "kind", a->kind,
+			   "severity", a->severity);
+	if (!labels)
+		goto out;
+	if (a->cgroup && json_object_set_new(labels, "cgroup", json_string(a->cgroup)) < 0)
+		goto out;
+	alert_time_format(a->started_ms, starts, sizeof(starts));
+	alert_time_format(a->open ? ends_ms : a->ended_ms, ends, sizeof(ends));
+	o = json_pack("{s:O,s:{s:s,s:s},s:s,s:s,s:s}", "labels", labels,
+		      "annotations", "summary", a->summary ? a->summary : "", "description", desc,
+		      "startsAt", starts, "endsAt", ends, "generatorURL", gen);
+out:
+	json_decref(labels);
+	free(desc);
+	free(gen);
+	return o;
+}
+
+char *notify_text(const struct alert_rec *a, const char *event)
+{
+	char *t = NULL, dur[64] = "";
+	const char *what = "FIRING";
+
+	if (strcmp(event, "resolve") == 0) {
+		int64_t s = (a->ended_ms - a->started_ms) / 1000;
+		what = "RESOLVED";
+		if (s >= 3600)
+			snprintf(dur, sizeof(dur), " after %lldh%02lldm", (long long)(s / 3600),
+				 (long long)(s % 3600 / 60));
+		else
+			snprintf(dur, sizeof(dur), " after %lldm%02llds", (long long)(s / 60),
+				 (long long)(s % 60));
+	} else if (strcmp(event, "escalate") == 0) {
+		what = "ESCALATED";
+	}
+	if (asprintf(&t, "[vmscope] %s %s %s on %s%s%s%s: %s", what, a->severity, a->kind, a->host,
+		     a->cgroup ? " cgroup " : "", a->cgroup ? a->cgroup : "", dur,
+		     a->summary ? a->summary : "") < 0)
+		return NULL;
+	return t;
+}
+
+json_t *notify_webhook_body(const struct alert_rec *a, const char *event, const char *public_url)
+{
+	char *text = notify_text(a, event);
+	char *gen = notify_generator_url(a, public_url);
+	json_t *alert = alert_rec_to_json(a);
+	json_t *o = NULL;
+
+	if (text && gen && alert)
+		o = json_pack("{s:s,s:s,s:O,s:s}", "text", text, "event", event, "alert", alert,
+			      "generatorURL", gen);
+	free(text);
+	free(gen);
+	json_decref(alert);
+	return o;
+}
