@@ -31,7 +31,9 @@ CREATE INDEX silences_active_idx ON silences (host) WHERE ended_at IS NULL;
 -- held back by a silence (suppressed).
 CREATE TABLE notify_outbox (
 	id         bigserial PRIMARY KEY,
-	alert_id   bigint NOT NULL REFERENCES alerts (id) ON DELETE CASCADE,
+	alert_id   bigint NOT NULL,	-- alerts.id; no foreign key, so that deleting or
+					-- truncating alerts stays as it was (orphans are skipped and
+					-- deleted by the notifier's hourly clean-up)
 	event      text NOT NULL CHECK (event IN ('open', 'escalate', 'resolve')),
 	created_at timestamptz NOT NULL DEFAULT now(),
 	done_at    timestamptz,

@@ -432,6 +432,10 @@ static void gc(struct notify *n)
 	exec_ok(n, "could not delete old outbox rows",
 		"DELETE FROM notify_outbox o USING alerts a WHERE a.id = o.alert_id AND a.state = 'resolved' "
 		"AND o.done_at < now() - $1::int * interval '1 day'", 1, v);
+	/* events of alerts deleted since (a forgotten host) */
+	exec_ok(n, "could not delete orphaned outbox rows",
+		"DELETE FROM notify_outbox o WHERE NOT EXISTS (SELECT 1 FROM alerts a WHERE a.id = o.alert_id)",
+		0, NULL);
 }
 
 /* Waits up to ms for a wake byte or, when listening, a NOTIFY. */
