@@ -196,7 +196,24 @@ async function run() {
   check("the alert shows its summary, times and state", /started .* opened .*/.test(text) && /open/.test(text), text.slice(0, 200));
   check("the alert explains the signature and the fixes", text.includes("working set") && text.includes("memory.low"));
   check("the alert's evidence is a table", card && (await card.$$("table.ev tr")).length >= 1);
+  // silence the alert (this server has no tokens: writes are open), then end the silence
+  await page.click('#alert-list .alert[data-kind="thrash"] .sil-open');
+  await until(() => document.querySelector('#alert-list .alert[data-kind="thrash"] .silence-form'));
+  await page.fill('#alert-list .alert[data-kind="thrash"] .sil-comment', "browser test");
+  await page.click('#alert-list .alert[data-kind="thrash"] .sil-submit');
+  const silOk = await until(() => document.querySelectorAll("#silences tr[data-silence-id]").length === 1 &&
+    document.querySelector('#alert-list .alert[data-kind="thrash"].silenced .badge.silenced'));
+  const sils = await (await fetch(BASE + "/api/v1/silences")).json();
+  const s0 = sils.silences?.[0] || {};
+  check("the silence action silences the alert and lists the silence", silOk && sils.silences.length === 1 &&
+    s0.host === "db-07" && s0.kind === "thrash" && s0.comment === "browser test" &&
+    Math.abs(Date.parse(s0.until) - Date.parse(s0.starts_at) - 3600e3) < 2000, JSON.stringify(sils));
   await page.screenshot({ path: OUT + "/dashboard-alerts.png", fullPage: true });
+  await page.click("#silences .sil-end");
+  const endOk = await until(() => !document.querySelector("#silences tr[data-silence-id]") &&
+    !document.querySelector('#alert-list .alert[data-kind="thrash"].silenced'));
+  const after = await (await fetch(BASE + "/api/v1/silences")).json();
+  check("the end action ends the silence", endOk && after.silences.length === 0, JSON.stringify(after));
   await page.selectOption("#alert-kind", "writeback_storm");
   const filtOk = await until(() => ![...document.querySelectorAll("#alert-list .alert")].some((a) => a.dataset.kind !== "writeback_storm"));
   check("kind filter narrows the alert list", filtOk && requests.some((u) => u.pathname.endsWith("/alerts") && u.searchParams.get("kind") === "writeback_storm"));

@@ -2,7 +2,10 @@
 // (CONTRACT.md §3) filtered by kind, host, cgroup and state (kept in the hash),
 // each with its evidence, its times, a link to the host view at that moment
 // and what the signature means (explain.js). Polled every 10 s.
-import { api } from "./api.js";
+// Silences (docs/notify.md): a "silence" action per alert (host, optionally
+// its cgroup and kind, a duration), the active silences with an "end" action,
+// and silenced alerts marked.
+import { ApiError, api, setAdminToken } from "./api.js";
 import { h } from "./dom.js";
 import { KNOWN_KINDS, explain } from "./explain.js";
 import { fmtBytes, fmtDuration, fmtNum, fmtTime, parseTime } from "./format.js";
@@ -48,18 +51,91 @@ function evidenceTable(ev) {
       h("td", { class: typeof v === "number" ? "num" : "text", title: String(v) }, evValue(k, v))))));
 }
 
-function card(a) {
+export const SILENCE_DURATIONS = [["1 hour", 3600], ["4 hours", 14400], ["1 day", 86400], ["1 week", 604800]];
+
+// Runs a write; on 401/403 asks once for the admin token and retries.
+async function withWriteToken(fn) {
+  try {
+    return await fn();
+  } catch (e) {
+    if (!(e instanceof ApiError) || (e.status !== 401 && e.status !== 403)) throw e;
+    const t = window.prompt("Changing silences needs the server's admin token (--admin-token):");
+    if (!t) throw e;
+    setAdminToken(t.trim());
+    return await fn();
+  }
+}
+
+// The inline form that silences alerts like a: its host, and (ticked by
+// default) only its cgroup and only its kind, for a chosen duration.
+function silenceForm(a, done) {
+  const cg = a.cgroup ? h("input", { type: "checkbox", class: "sil-cgroup", checked: true }) : null;
+  const kd = h("input", { type: "checkbox", class: "sil-kind", checked: true });
+  const dur = h("select", { class: "sil-duration" }, SILENCE_DURATIONS.map(([label, s]) => h("option", { value: s }, label)));
+  const note = h("input", { type: "text", class: "sil-comment", placeholder: "comment (why)", size: 24 });
+  const msg = h("span", { class: "sil-msg muted" });
+  const go = h("button", { type: "button", class: "sil-submit" }, "silence");
+  const form = h("div", { class: "silence-form" },
+    "Silence notifications of ", h("b", {}, a.host),
+    cg ? h("label", {}, cg, " only cgroup ", h("span", { class: "mono" }, a.cgroup)) : null,
+    h("label", {}, kd, " only ", a.kind), " for ", dur, note, go, msg);
+  go.addEventListener("click", async () => {
+    go.disabled = true;
+    msg.textContent = "";
+    const body = { host: a.host, duration_s: Number(dur.value), comment: note.value.trim() };
+    if (cg && cg.checked) body.cgroup = a.cgroup;
+    if (kd.checked) body.kind = a.kind;
+    try {
+      await withWriteToken(() => api.createSilence(body));
+      done();
+    } catch (e) {
+      msg.textContent = "could not silence: " + e.message;
+      go.disabled = false;
+    }
+  });
+  return form;
+}
+
+// The active silences, each with an "end" action.
+function silenceList(silences, changed) {
+  if (!silences.length) return h("div", { class: "muted" }, "no active silence");
+  return h("table", { class: "silences" }, h("tbody", {}, silences.map((s) => {
+    const end = h("button", { type: "button", class: "sil-end" }, "end");
+    end.addEventListener("click", async () => {
+      end.disabled = true;
+      try {
+        await withWriteToken(() => api.endSilence(s.id));
+        changed();
+      } catch (e) {
+        end.disabled = false;
+        setStatus("could not end the silence: " + e.message, true);
+      }
+    });
+    return h("tr", { dataset: { silenceId: s.id } },
+      h("td", {}, h("b", {}, s.host)),
+      h("td", { class: "mono" }, s.cgroup || "all cgroups"),
+      h("td", {}, s.kind || "all kinds"),
+      h("td", {}, "until " + fmtTime(parseTime(s.until))),
+      h("td", { class: "muted" }, [s.comment, s.created_by ? "(" + s.created_by + ")" : ""].filter(Boolean).join(" ")),
+      h("td", {}, end));
+  })));
+}
+
+function card(a, onSilenced) {
   const ex = explain(a.kind);
   const t0 = parseTime(a.started_at), t1 = parseTime(a.ended_at);
   const dur = (t1 ?? Date.now() / 1000) - t0;
-  return h("div", { class: "panel alert " + a.severity, dataset: { alertId: a.id, kind: a.kind } },
+  const silBtn = h("button", { type: "button", class: "sil-open", title: "hold this alert's notifications back" }, "silence\u2026");
+  const el = h("div", { class: "panel alert " + a.severity + (a.silenced ? " silenced" : ""), dataset: { alertId: a.id, kind: a.kind } },
     h("div", { class: "head" },
       h("span", { class: "badge " + a.severity }, a.severity),
       h("span", { class: "badge " + a.state }, a.state),
+      a.silenced ? h("span", { class: "badge silenced", title: "a silence holds its notifications back" }, "silenced") : null,
       h("span", { class: "kind" }, a.kind),
       h("span", {}, "on ", h("a", { href: makeHash("host", a.host, {}) }, a.host),
         a.cgroup ? [" cgroup ", h("span", { class: "mono" }, a.cgroup)] : " (host-wide)"),
-      h("a", { class: "view-link", href: alertLink(a) }, "view on host at that moment \u2192")),
+      h("a", { class: "view-link", href: alertLink(a) }, "view on host at that moment \u2192"),
+      silBtn),
     h("div", { class: "summary" }, a.summary),
     h("div", { class: "times" },
       "started " + fmtTime(t0) + " \u00b7 opened " + fmtTime(parseTime(a.opened_at)) +
@@ -71,6 +147,12 @@ function card(a) {
         h("p", {}, ex.meaning),
         typeof a.evidence?.hint === "string" ? h("p", { class: "hint" }, h("b", {}, "Detector: "), a.evidence.hint) : null,
         h("ul", {}, ex.fixes.map((f) => h("li", {}, f))))));
+  silBtn.addEventListener("click", () => {
+    const open = el.querySelector(".silence-form");
+    if (open) { open.remove(); return; }
+    el.querySelector(".head").after(silenceForm(a, onSilenced));
+  });
+  return el;
 }
 
 export function mount(el, route) {
@@ -88,6 +170,8 @@ export function mount(el, route) {
     h("option", { value: s, selected: s === st.state }, s)));
   const count = h("span", { class: "muted", id: "alert-count" });
   const list = h("div", { class: "alert-list", id: "alert-list" }, h("div", { class: "empty" }, "loading\u2026"));
+  const silPanel = h("div", { class: "panel silence-panel", id: "silences" },
+    h("h2", {}, "Active silences"), h("div", { class: "muted" }, "loading\u2026"));
 
   el.append(h("h1", {}, "Alerts"),
     h("div", { class: "toolbar" },
@@ -95,6 +179,7 @@ export function mount(el, route) {
       h("label", { for: "alert-host" }, "Host"), hostIn,
       h("label", { for: "alert-cgroup" }, "Cgroup"), cgIn,
       h("label", { for: "alert-state" }, "State"), stateSel, count),
+    silPanel,
     list);
 
   let refresh = () => {};
@@ -108,6 +193,19 @@ export function mount(el, route) {
   let typing = null;
   for (const i of [hostIn, cgIn]) i.addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(changed, 300); });
 
+  let silSeq = 0;
+  const loadSilences = async (signal) => {
+    const my = ++silSeq;
+    try {
+      const ans = await api.silences(signal);
+      if (my !== silSeq) return;
+      silPanel.replaceChildren(h("h2", {}, "Active silences"), silenceList(ans.silences || [], () => refresh()));
+    } catch (e) {
+      if (e.name === "AbortError") return;
+      silPanel.replaceChildren(h("h2", {}, "Active silences"), h("div", { class: "error" }, "could not load silences: " + e.message));
+    }
+  };
+
   let seq = 0;
   const load = async (signal) => {
     const my = ++seq;
@@ -115,7 +213,12 @@ export function mount(el, route) {
       const ans = await api.alerts({ kind: st.kind, host: st.host, cgroup: st.cgroup, state: st.state, limit: 500 }, signal);
       if (my !== seq) return; // a newer filter answered first
       const items = ans.alerts || [];
-      list.replaceChildren(...(items.length ? items.map(card) : [h("div", { class: "empty" }, "no alert matches")]));
+      // a card with its silence form open is kept while the user fills it in
+      const editing = new Map([...list.querySelectorAll(".alert")].filter((c) => c.querySelector(".silence-form"))
+        .map((c) => [c.dataset.alertId, c]));
+      list.replaceChildren(...(items.length ? items.map((a) => editing.get(String(a.id)) || card(a, () => refresh()))
+        : [h("div", { class: "empty" }, "no alert matches")]));
+      loadSilences(signal);
       const open = items.filter((a) => a.state === "open").length;
       count.textContent = `${items.length} alerts \u00b7 ${open} open`;
       setStatus("updated " + fmtTime(Date.now() / 1000).slice(11));

@@ -58,6 +58,37 @@ export async function getJSON(path, params = {}, signal) {
   return body;
 }
 
+// The token for writes (silences): one the user typed once (kept for this
+// tab only), else the read token. See docs/security.md: the server wants its
+// --admin-token, else its --read-token.
+const ADMIN_KEY = "vmscope.adminToken";
+export function setAdminToken(t) {
+  try { if (t) sessionStorage.setItem(ADMIN_KEY, t); else sessionStorage.removeItem(ADMIN_KEY); } catch (_) { /* private mode */ }
+}
+function writeToken() {
+  try { return sessionStorage.getItem(ADMIN_KEY) || readToken(); } catch (_) { return readToken(); }
+}
+
+// A write: method (POST, DELETE) on api/v1/path with an optional JSON body.
+// Resolves to the parsed answer; rejects with ApiError (status 401/403 when
+// the token may not write).
+export async function sendJSON(method, path, body) {
+  const headers = { Accept: "application/json" };
+  const tok = writeToken();
+  if (tok) headers.Authorization = "Bearer " + tok;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  let res;
+  try {
+    res = await fetch("api/v1/" + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (_) {
+    throw new ApiError(0, "server unreachable");
+  }
+  let ans = null;
+  try { ans = await res.json(); } catch (_) { /* not JSON */ }
+  if (!res.ok) throw new ApiError(res.status, ans && ans.error ? ans.error : res.status + " " + res.statusText);
+  return ans;
+}
+
 export const api = {
   fleet: (window, points, signal) => getJSON("fleet", { window, points }, signal),
   host: (host, signal) => getJSON("hosts/" + encodeURIComponent(host), {}, signal),
@@ -67,4 +98,7 @@ export const api = {
   series: (host, p, signal) =>
     getJSON("hosts/" + encodeURIComponent(host) + "/series", p, signal),
   alerts: (p, signal) => getJSON("alerts", p, signal),
+  silences: (signal) => getJSON("silences", {}, signal),
+  createSilence: (s) => sendJSON("POST", "silences", s),
+  endSilence: (id) => sendJSON("DELETE", "silences/" + encodeURIComponent(id)),
 };
