@@ -14,6 +14,7 @@
 
 e2e_init notify
 ADMIN=admin-token-$RANDOM$RANDOM
+printf '%s\n' "$ADMIN" >"$E2E_DIR/admin.token"
 RECV_LOG=$E2E_DIR/received.jsonl
 PORTFILE=$E2E_DIR/recv.port
 touch "$RECV_LOG"
@@ -23,7 +24,7 @@ for _ in $(seq 100); do [ -s "$PORTFILE" ] && break; sleep 0.1; done
 [ -s "$PORTFILE" ] || { echo "e2e: the receiver did not start" >&2; exit 1; }
 R="http://127.0.0.1:$(cat "$PORTFILE")"
 
-SERVER_ARGS=(--admin-token "$ADMIN" --notify-resend 2 --public-url "http://vmscope.example:8080/"
+SERVER_ARGS=(--admin-token-file "$E2E_DIR/admin.token" --notify-resend 2 --public-url "http://vmscope.example:8080/"
 	--webhook "$R/am" --webhook "$R/hook,format=json"
 	--webhook "$R/flaky,format=json,name=flaky"
 	--webhook "$R/swaponly,format=json,kinds=swap_imbalance|writeback_storm,severity=critical")

@@ -59,7 +59,7 @@ async function withWriteToken(fn) {
     return await fn();
   } catch (e) {
     if (!(e instanceof ApiError) || (e.status !== 401 && e.status !== 403)) throw e;
-    const t = window.prompt("Changing silences needs the server's admin token (--admin-token):");
+    const t = window.prompt("Changing silences needs the server's admin token (--admin-token-file):");
     if (!t) throw e;
     setAdminToken(t.trim());
     return await fn();

@@ -60,7 +60,7 @@ export async function getJSON(path, params = {}, signal) {
 
 // The token for writes (silences): one the user typed once (kept for this
 // tab only), else the read token. See docs/security.md: the server wants its
-// --admin-token, else its --read-token.
+// admin token (--admin-token-file), else its --read-token.
 const ADMIN_KEY = "vmscope.adminToken";
 export function setAdminToken(t) {
   try { if (t) sessionStorage.setItem(ADMIN_KEY, t); else sessionStorage.removeItem(ADMIN_KEY); } catch (_) { /* private mode */ }
