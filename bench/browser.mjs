@@ -72,6 +72,14 @@ function stats(runs) {
 }
 
 const out = {};
+// screenshots first, while the topped-up hosts are still fresh
+if (SCREENS) {
+  mkdirSync(SCREENS, { recursive: true });
+  await load(BASE + "/#/fleet", fleetReady, SCREENS + "/fleet.png");
+  await load(BASE + "/#/host/" + encodeURIComponent(HOST) + "?range=7d", hostReady, SCREENS + "/host-7d.png");
+  await load(BASE + "/#/alerts", () => (document.querySelector(".alert, .empty") ? 1 : 0), SCREENS + "/alerts.png");
+  out.screens = SCREENS;
+}
 const views = [
   ["fleet", BASE + "/#/fleet", fleetReady],
   ["host7d", BASE + "/#/host/" + encodeURIComponent(HOST) + "?range=7d", hostReady],
@@ -81,13 +89,6 @@ for (const [name, url, ready] of views) {
   const runs = [];
   for (let i = 0; i < RUNS; i++) runs.push(await load(url, ready));
   out[name] = stats(runs);
-}
-if (SCREENS) {
-  mkdirSync(SCREENS, { recursive: true });
-  await load(BASE + "/#/fleet", fleetReady, SCREENS + "/fleet.png");
-  await load(BASE + "/#/host/" + encodeURIComponent(HOST) + "?range=7d", hostReady, SCREENS + "/host-7d.png");
-  await load(BASE + "/#/alerts", () => (document.querySelector(".alert, .empty") ? 1 : 0), SCREENS + "/alerts.png");
-  out.screens = SCREENS;
 }
 await browser.close();
 console.log(JSON.stringify(out));

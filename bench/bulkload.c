@@ -109,6 +109,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: vmscope-bulkload --db CONNINFO [--schema DIR] [--prefix NAME] [--hosts N]\n"
 		"       [--hours H] [--cgroups N] [--interval S] [--threads N] [--batch N] [--detect]\n"
+		"       [--end-ago S] (history ends S seconds ago, default 60)\n"
 		"       [--kernel-split A,B]  (even-numbered hosts run kernel A, odd ones B)\n");
 	exit(2);
 }
@@ -117,13 +118,14 @@ int main(int argc, char **argv)
 {
 	const char *db = NULL, *schema = "schema", *prefix = "bulk";
 	int hosts = 1000, ncg = 0, threads = 2, batch = 500, detect = 0;
-	double hours = 24, interval = 10;
+	double hours = 24, interval = 10, end_ago = 60;
 	static const struct option lo[] = {
 		{ "db", required_argument, 0, 'd' }, { "schema", required_argument, 0, 's' },
 		{ "prefix", required_argument, 0, 'p' }, { "hosts", required_argument, 0, 'H' },
 		{ "hours", required_argument, 0, 'h' }, { "cgroups", required_argument, 0, 'c' },
 		{ "interval", required_argument, 0, 'i' }, { "threads", required_argument, 0, 't' },
 		{ "batch", required_argument, 0, 'b' }, { "detect", no_argument, 0, 'D' },
+		{ "end-ago", required_argument, 0, 'e' },
 		{ "kernel-split", required_argument, 0, 'k' },
 		{ 0, 0, 0, 0 },
 	};
@@ -142,6 +144,7 @@ int main(int argc, char **argv)
 		case 't': threads = atoi(optarg); break;
 		case 'b': batch = atoi(optarg); break;
 		case 'D': detect = 1; break;
+		case 'e': end_ago = atof(optarg); break;
 		case 'k':
 			free(ksplit);
 			ksplit = strdup(optarg);
@@ -169,7 +172,7 @@ int main(int argc, char **argv)
 	struct detect_engine *eng = detect ? detect_engine_new() : NULL;
 	struct timespec wall;
 	clock_gettime(CLOCK_REALTIME, &wall);
-	int64_t end_ms = (int64_t)wall.tv_sec * 1000 - 60 * 1000;
+	int64_t end_ms = (int64_t)wall.tv_sec * 1000 - (int64_t)(end_ago * 1000);
 	int64_t step = (int64_t)(interval * 1000);
 	int64_t start_ms = end_ms - (int64_t)(hours * 3600 * 1000);
 

@@ -14,6 +14,10 @@
 #     of 10 s data through the storage layer, then measures p50/p99 of the alerts list,
 #     the fleet overview (1 h and 24 h windows) and one host's 24-hour and 7-day series.
 #     BENCH_WEEK_HOSTS (10) / BENCH_WEEK_CGROUPS (20) size the 7-day hosts.
+#  5. bench/browser.sh: the fleet view (navigation -> table with sparklines) and
+#     week-00001's 7-day view (navigation -> every chart drawn) in headless
+#     Chromium, BENCH_BROWSER_RUNS (7) fresh loads each, p50/p99; screenshots
+#     of the three views in bench/out/screens.
 # Results: a table on stdout and bench/out/results.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -152,6 +156,8 @@ for u in "$S/api/v1/alerts" "$S/api/v1/alerts?state=open" "$S/api/v1/alerts?host
 	bench/querylat.py "$u" "${BENCH_QUERIES:-50}" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"query",**r}))' >>"$RESULTS"
 done
 stop_server
+# --- 5. the dashboard in headless Chromium: fleet view and a 7-day host view ---------------
+BIN="$BIN" bench/browser.sh "$DB" >>"$RESULTS"
 BENCH_PG_BASE="$BASE" BIN="$BIN" bench/compare_bench.sh >>"$RESULTS"
 python3 - "$RESULTS" <<'PY'
 import json, sys
@@ -159,6 +165,10 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 json.dump(rows, open(sys.argv[1].replace(".jsonl", ".json"), "w"), indent=1)
 for r in rows:
     p = r.pop("phase")
+    if p == "browser":
+        for v in ("fleet", "host7d"):
+            print(f"{'browser ' + v:22} p50 {r[v]['p50_ms']:7d} ms  p99 {r[v]['p99_ms']:7d} ms  runs {r[v]['runs_ms']}  slowest API {r[v]['slowest_api_ms']}  (load {r['loadavg_before']})")
+        continue
     if p == "query":
         print(f"{'query':22} p50 {r['p50_ms']:7.2f} ms  p99 {r['p99_ms']:7.2f} ms  {r['bytes']:8d} B  {r['url']}")
     else:

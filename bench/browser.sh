@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# browser.sh CONNINFO - the dashboard's load times at fleet size, in a real
+# headless Chromium (bench/browser.mjs), against a database that already
+# holds the query phase's history (bench/run.sh phase 4, or any database
+# loaded with vmscope-bulkload --prefix fleet / --prefix week):
+#   1. tops up fleet-00000 .. fleet-00989 with the last 15 minutes (so the
+#      fleet looks live: the ten others stay silent and are shown as such);
+#   2. writes a few resolved alerts on week-00001 over the week (so its
+#      7-day view shows shaded intervals), once;
+#   3. starts the release server on it and runs bench/browser.mjs: fleet view
+#      and week-00001's 7-day view, BENCH_BROWSER_RUNS (7) fresh loads each,
+#      plus screenshots of the fleet, host and alerts views in
+#      bench/out/screens (git-ignored).
+# Prints one JSON line {"phase":"browser",...}. Needs node_modules
+# (scripts/web-deps.sh) and /usr/bin/chromium.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DB=${1:?usage: bench/browser.sh CONNINFO}
+BIN=${BIN:-bin}
+OUT=bench/out
+mkdir -p "$OUT"
+scripts/web-deps.sh >&2
+
+"$BIN/vmscope-bulkload" --db "$DB" --prefix fleet --hosts 990 --hours 0.25 --end-ago 0 --threads 2 >/dev/null
+psql "$DB" -v ON_ERROR_STOP=1 -q <<'SQL'
+INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, ended_at, updated_at, summary, evidence)
+SELECT 'week-00001', c, k, s, 'resolved', now() - make_interval(hours => a), now() - make_interval(hours => a) + interval '1 minute',
+       now() - make_interval(hours => a) + make_interval(mins => d), now(), m, '{}'::jsonb
+FROM (VALUES (150, 180, 'thrash', 'critical', NULL, 'file refaults 38000/s with memory PSI some 41% and reclaim efficiency 35%'),
+             (100, 90, 'writeback_storm', 'warning', NULL, 'dirty pages at the threshold, immediate-reclaim marking 2100/s'),
+             (40, 240, 'swap_imbalance', 'warning', '/system.slice/app.service', 'swap-out 900 pages/s while file cache refaults'))
+     AS v(a, d, k, s, c, m)
+WHERE NOT EXISTS (SELECT 1 FROM alerts WHERE host = 'week-00001' AND summary = m);
+VACUUM ANALYZE;
+SQL
+
+PORT=$(scripts/freeport.sh)
+"$BIN/vmscope-server" --listen "127.0.0.1:$PORT" --db "$DB" --token benchtoken --log-level warn \
+	--retention-days 400 --web web >"$OUT/browser-server.log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null' EXIT
+for _ in $(seq 150); do curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 0.2; done
+load=$(cut -d' ' -f1 /proc/loadavg)
+SCREENS=$OUT/screens node bench/browser.mjs "http://127.0.0.1:$PORT" week-00001 "${BENCH_BROWSER_RUNS:-7}" |
+	python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"browser","loadavg_before":float(sys.argv[1]),**r}))' "$load"
