@@ -87,6 +87,7 @@ function silenceForm(a, done) {
     if (kd.checked) body.kind = a.kind;
     try {
       await withWriteToken(() => api.createSilence(body));
+      form.remove();	// the card is rebuilt (marked silenced) only without an open form
       done();
     } catch (e) {
       msg.textContent = "could not silence: " + e.message;
