@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """_receiver.py - a local webhook receiver for tests/e2e/test_notify.sh.
 
-  _receiver.py PORTFILE LOGFILE
+  _receiver.py PORTFILE LOGFILE [PORT]
 
-Listens on 127.0.0.1 on a free port (written to PORTFILE once listening) and
+Listens on 127.0.0.1 on PORT (default: a free one; either way written to
+PORTFILE once listening) and
 appends one JSON line per POST to LOGFILE: {"path", "t" (receive time),
 "status" (what it answered), "body" (the parsed JSON)}. Answers 200, except:
 a path containing "/flaky" answers 500 to its first request and 200 after,
@@ -16,6 +17,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 portfile, logfile = sys.argv[1], sys.argv[2]
+port = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 lock = threading.Lock()
 seen = {}
 
@@ -50,7 +52,7 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
-srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+srv = ThreadingHTTPServer(("127.0.0.1", port), Handler)
 with open(portfile + ".tmp", "w") as f:
     f.write(str(srv.server_address[1]))
 import os

@@ -18,17 +18,23 @@ printf '%s\n' "$ADMIN" >"$E2E_DIR/admin.token"
 RECV_LOG=$E2E_DIR/received.jsonl
 PORTFILE=$E2E_DIR/recv.port
 touch "$RECV_LOG"
-python3 "$E2E_ROOT/tests/e2e/_receiver.py" "$PORTFILE" "$RECV_LOG" &
+# the receiver, the traces and the server start side by side (python is slow
+# to start on a loaded machine)
+RPORT=$("$E2E_ROOT/scripts/freeport.sh")
+python3 "$E2E_ROOT/tests/e2e/_receiver.py" "$PORTFILE" "$RECV_LOG" "$RPORT" &
 E2E_PIDS+=("$!")
-for _ in $(seq 100); do [ -s "$PORTFILE" ] && break; sleep 0.1; done
-[ -s "$PORTFILE" ] || { echo "e2e: the receiver did not start" >&2; exit 1; }
-R="http://127.0.0.1:$(cat "$PORTFILE")"
-
+R="http://127.0.0.1:$RPORT"
+TRACE=$E2E_ROOT/tests/corpus/real-filethrash.jsonl.gz
+python3 "$E2E_ROOT/tests/e2e/_notify_trace.py" "$TRACE" 20 "$E2E_DIR" nt-silenced nt-a &
+TRACE_PID=$!
 SERVER_ARGS=(--admin-token-file "$E2E_DIR/admin.token" --notify-resend 2 --public-url "http://vmscope.example:8080/"
 	--webhook "$R/am" --webhook "$R/hook,format=json"
 	--webhook "$R/flaky,format=json,name=flaky"
 	--webhook "$R/swaponly,format=json,kinds=swap_imbalance|writeback_storm,severity=critical")
 e2e_server_start "${SERVER_ARGS[@]}"
+for _ in $(seq 150); do [ -s "$PORTFILE" ] && break; sleep 0.1; done
+[ -s "$PORTFILE" ] || { echo "e2e: the receiver did not start" >&2; exit 1; }
+wait "$TRACE_PID" || { echo "e2e: _notify_trace.py failed" >&2; exit 1; }
 
 # wait_recv JQ_FILTER SECONDS: waits until the filter (over the array of
 # everything received so far) is true
@@ -59,9 +65,6 @@ post_file() {
 silence() {
 	req POST /api/v1/silences -H 'Content-Type: application/json' --data-binary "$1" "${@:2}"
 }
-
-TRACE=$E2E_ROOT/tests/corpus/real-filethrash.jsonl.gz
-python3 "$E2E_ROOT/tests/e2e/_notify_trace.py" "$TRACE" 20 "$E2E_DIR" nt-silenced nt-a
 
 # --- who may write silences -------------------------------------------------
 silence '{"host":"nt-silenced","duration_s":600}'
