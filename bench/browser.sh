@@ -21,7 +21,6 @@ OUT=bench/out
 mkdir -p "$OUT"
 scripts/web-deps.sh >&2
 
-"$BIN/vmscope-bulkload" --db "$DB" --prefix fleet --hosts 990 --hours 0.25 --end-ago 0 --threads 2 >/dev/null
 psql "$DB" -v ON_ERROR_STOP=1 -q <<'SQL'
 INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, ended_at, updated_at, summary, evidence)
 SELECT 'week-00001', c, k, s, 'resolved', now() - make_interval(hours => a), now() - make_interval(hours => a) + interval '1 minute',
@@ -31,8 +30,18 @@ FROM (VALUES (150, 180, 'thrash', 'critical', NULL, 'file refaults 38000/s with 
              (40, 240, 'swap_imbalance', 'warning', '/system.slice/app.service', 'swap-out 900 pages/s while file cache refaults'))
      AS v(a, d, k, s, c, m)
 WHERE NOT EXISTS (SELECT 1 FROM alerts WHERE host = 'week-00001' AND summary = m);
+-- open alerts on a few fleet hosts when the database has none (run.sh writes 50)
+INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, ended_at, updated_at, summary, evidence)
+SELECT h, c, k, s, 'open', now() - interval '20 minutes', now() - interval '19 minutes', NULL, now(), m, '{}'::jsonb
+FROM (VALUES ('fleet-00003', NULL, 'thrash', 'critical', 'file refaults 41000/s with memory PSI some 44%'),
+             ('fleet-00017', NULL, 'writeback_storm', 'warning', 'dirty pages at the threshold'),
+             ('fleet-00042', '/system.slice/app.service', 'swap_imbalance', 'warning', 'swap-out while file cache refaults'))
+     AS v(h, c, k, s, m)
+WHERE NOT EXISTS (SELECT 1 FROM alerts WHERE state = 'open');
 VACUUM ANALYZE;
 SQL
+# last, so that the hosts are still fresh (not silent) for the screenshots
+"$BIN/vmscope-bulkload" --db "$DB" --prefix fleet --hosts 990 --hours 0.25 --end-ago 0 --threads 2 >/dev/null
 
 PORT=$(scripts/freeport.sh)
 "$BIN/vmscope-server" --listen "127.0.0.1:$PORT" --db "$DB" --token benchtoken --log-level warn \
