@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# test_fleet_layout.sh - GET /api/v1/fleet's two layouts (docs/api.md
+# "Fleet") against the real server: the columnar answer (layout=columns,
+# what the dashboard reads) carries the same hosts, states and sparkline
+# values as the documented [ts, v] points, bucket for bucket; a host with
+# no samples in the window has empty arrays in both; a bad layout is a 400.
+set -uo pipefail
+. "$(dirname "$0")/_lib.sh"
+e2e_init fleet_layout
+e2e_server_start
+
+# two hosts, 25 min of 10 s samples ending now; a third only 3 h ago
+now=$(e2e_now)
+batch() {
+	local host=$1 from=$2 n=$3 out="[" sep=""
+	for i in $(seq 0 $((n - 1))); do
+		out+="$sep$(e2e_sample "$host" $((from + i * 10)) $((1000 + i * (37 + ${#host}) + i * i)))"
+		sep=","
+	done
+	printf '%s]' "$out"
+}
+for host in fl-a fl-bb; do
+	post "$(batch "$host" $((now - 1500)) 150)"
+	check_status 202 "posting $host"
+done
+post "$(batch fl-old $((now - 10800)) 6)"
+check_status 202 "posting fl-old"
+
+req GET "/api/v1/fleet?window=3600&points=60"
+check_status 200 "fleet, points layout"
+points=$BODY
+req GET "/api/v1/fleet?window=3600&points=60&layout=columns"
+check_status 200 "fleet, columns layout"
+columns=$BODY
+check_jq '.layout == "columns" and (.ts | length) > 8 and (.ts | length) <= 14' "columns: bucket times once"
+check_jq '[.hosts[] | select(.host != "fl-old") | .spark[] | length] | unique | length == 1' \
+	"columns: every line of every host has one value per bucket"
+# the same values, bucket for bucket: columns -> [ts, v] pairs without the
+# buckets that had no samples (null in columns, absent in points)
+same=$(jq -n --argjson p "$points" --argjson c "$columns" '
+	def pairs($ts): [range(0; length) as $i | [$ts[$i], .[$i]]];
+	def close(a; b): (a == null and b == null) or (a != null and b != null and ((a - b) | fabs) <= 1e-4 * ([1, (a | fabs)] | max));
+	[$c.hosts[] as $h | ($p.hosts[] | select(.host == $h.host)) as $q
+	 | ($h | del(.spark)) == ($q | del(.spark))
+	   and ([$h.spark | to_entries[] | .key as $k | .value | pairs($c.ts)
+	         | map(select(.[0] as $t | $q.spark[$k] | any(.[0] == $t)))
+	         | length == ($q.spark[$k] | length)
+	           and ([range(0; length) as $i | .[$i] as $x | $q.spark[$k][$i] as $y
+	                 | $x[0] == $y[0] and close($x[1]; $y[1])] | all)] | all)] | all and length == 3')
+check_eq "$same" "true" "columns and points carry the same hosts, fields and values"
+check_jq '[.hosts[] | select(.host == "fl-a") | .spark.psi_memory_some[] | select(. != null)] | length >= 5 and all(. > 1.4 and . < 1.6)' \
+	"columns: fl-a's PSI values are the posted 1.5 %"
+check_jq '[.hosts[] | select(.host == "fl-old") | .spark[] | length] == [0,0,0,0,0]' "columns: a host without samples in the window has empty arrays"
+jq -e '[.hosts[] | select(.host == "fl-old") | .spark[] | length] == [0,0,0,0,0]' <<<"$points" >/dev/null && ok || bad "points: fl-old has empty arrays"
+req GET "/api/v1/fleet?layout=rows"
+check_status 400 "fleet, unknown layout"
+check_contains "layout:" "the error names layout"
+e2e_server_stop
+e2e_done
