@@ -147,12 +147,14 @@ SQL
 start_server "$DB"
 now=$(date +%s)
 S="http://127.0.0.1:$SPORT"
+# a 7-day host: week-00001, or week-00000 when only one was loaded (names count from 0)
+WHOST=week-0000$(( ${BENCH_WEEK_HOSTS:-10} > 1 ? 1 : 0 ))
 for u in "$S/api/v1/alerts" "$S/api/v1/alerts?state=open" "$S/api/v1/alerts?host=fleet-00007&since=$((now-86400))" \
 	"$S/api/v1/fleet?window=3600&points=60" "$S/api/v1/fleet?window=86400&points=288" "$S/api/v1/hosts" \
 	"$S/api/v1/hosts/fleet-00001/series?metric=vmstat.pgscan_kswapd&since=$((now-86400))&points=300" \
 	"$S/api/v1/hosts/fleet-00001/series?metric=vmstat.pgscan_kswapd&since=$((now-86400))" \
-	"$S/api/v1/hosts/week-00001/series?metric=vmstat.workingset_refault_file&since=$((now-7*86400))&points=500" \
-	"$S/api/v1/hosts/week-00001/series?metric=stat.pgscan&cgroup=/system.slice/svc-05.service&since=$((now-7*86400))&points=500"; do
+	"$S/api/v1/hosts/$WHOST/series?metric=vmstat.workingset_refault_file&since=$((now-7*86400))&points=500" \
+	"$S/api/v1/hosts/$WHOST/series?metric=stat.pgscan&cgroup=/system.slice/svc-05.service&since=$((now-7*86400))&points=500"; do
 	bench/querylat.py "$u" "${BENCH_QUERIES:-50}" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"query",**r}))' >>"$RESULTS"
 done
 stop_server
