@@ -32,16 +32,20 @@ cleanup() {
 	if [ -n "$own_pg" ]; then scripts/pg.sh stop "$OUT/compare-pg" >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
+# BENCH_CMP_REUSE=1: query the database an earlier run loaded (own cluster only)
+REUSE=${BENCH_CMP_REUSE:-}
 if [ -n "${BENCH_PG_BASE:-}" ]; then
 	BASE=$BENCH_PG_BASE
+	REUSE=
 else
-	rm -rf "$(scripts/pg.sh dir "$OUT/compare-pg")"/data
+	[ -n "$REUSE" ] || rm -rf "$(scripts/pg.sh dir "$OUT/compare-pg")"/data
 	BASE=$(scripts/pg.sh start "$OUT/compare-pg" "$(scripts/freeport.sh)")
 	own_pg=1
 fi
+DB="${BASE/dbname=vmscope/dbname=bench_compare}"
+if [ -z "$REUSE" ]; then
 psql "$BASE" -v ON_ERROR_STOP=1 -qtAc "DROP DATABASE IF EXISTS bench_compare" >/dev/null
 psql "$BASE" -v ON_ERROR_STOP=1 -qtAc "CREATE DATABASE bench_compare" >/dev/null
-DB="${BASE/dbname=vmscope/dbname=bench_compare}"
 
 "$BIN/vmscope-bulkload" --db "$DB" --prefix cmp --hosts "$HOSTS" --hours "$HOURS" --interval "$INTERVAL" \
 	--cgroups 0 --threads 2 --kernel-split 6.1.0-18-amd64,6.1.0-21-amd64 |
@@ -56,6 +60,7 @@ SELECT format('cmp-%s', lpad((g % $HOSTS)::text, 5, '0')), NULL,
 FROM generate_series(1, 5000) g;
 ANALYZE;
 SQL
+fi
 rows=$(psql "$DB" -qtAc "SELECT count(*) FROM rollup_5m")
 
 SPORT=$(scripts/freeport.sh)
@@ -66,10 +71,33 @@ for _ in $(seq 150); do
 	curl -fsS "http://127.0.0.1:$SPORT/healthz" >/dev/null 2>&1 && break
 	sleep 0.2
 done
+# CPU seconds (user + sys, clock ticks) of the server and of every
+# PostgreSQL process: on a loaded machine wall time says little, the CPU
+# one answer costs is what it would take on an idle core
+TCK=$(getconf CLK_TCK)
+PGDATA_DIR=$(psql "$DB" -qtAc "SHOW data_directory")
+cpu_of() {
+	local total=0 p
+	for p in "$@"; do
+		[ -r "/proc/$p/stat" ] || continue
+		total=$((total + $(awk '{print $14+$15}' "/proc/$p/stat")))
+	done
+	echo "$total"
+}
+pg_pids() { local pm; pm=$(head -1 "$PGDATA_DIR/postmaster.pid"); echo "$pm $(ps -o pid= --ppid "$pm" | tr '\n' ' ')"; }
 S="http://127.0.0.1:$SPORT/api/v1/compare"
 for u in "$S?group_by=kernel" "$S?group_by=kernel&a=6.1.0-18-amd64&b=6.1.0-21-amd64" \
 	"$S?group_by=kernel&a=6.1.0-18-amd64&b=6.1.0-21-amd64&label=role:bench"; do
-	bench/querylat.py "$u" "$N" |
-		python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"query","rollup_rows":int(sys.argv[1]),**r}))' "$rows"
+	s0=$(cpu_of "$server_pid"); p0=$(cpu_of $(pg_pids))
+	bench/querylat.py "$u" "$N" >"$OUT/compare-lat.json"
+	s1=$(cpu_of "$server_pid"); p1=$(cpu_of $(pg_pids))
+	python3 - "$OUT/compare-lat.json" "$rows" "$s0" "$s1" "$p0" "$p1" "$TCK" "$(cut -d' ' -f1 /proc/loadavg)" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); rows = int(sys.argv[2]); s0, s1, p0, p1, tck = map(float, sys.argv[3:8])
+n = r["n"] + 2  # querylat's two warm-up requests ran too
+print(json.dumps({"phase": "query", "rollup_rows": rows, **r,
+  "server_cpu_ms": round((s1 - s0) / tck / n * 1000, 1),
+  "postgres_cpu_ms": round((p1 - p0) / tck / n * 1000, 1), "load": float(sys.argv[8])}))
+PY
 done
 curl -fsS "$S?group_by=kernel&a=6.1.0-18-amd64&b=6.1.0-21-amd64" >"$OUT/compare-answer.json"

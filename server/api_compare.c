@@ -247,7 +247,9 @@ static int run_compare(struct store *st, const struct cmp_host *h, size_t n, con
 	rc = store_compare_alerts(st, ids, nids, p->since_ms, p->until_ms, &al, &nal, err, errlen);
 	if (rc != STORE_OK)
 		goto done;
-	if (!(c = compare_new(h, side, n, al, nal))) {
+	/* buckets starting in (since - 5 min, until] */
+	size_t buckets = (size_t)((p->until_ms - p->since_ms) / 300000 + 2);
+	if (!(c = compare_new(h, side, n, al, nal, buckets))) {
 		rc = STORE_EINTERNAL;
 		snprintf(err, errlen, "out of memory");
 		goto done;

@@ -24,10 +24,12 @@ struct compare;
 
 /* hosts[0..n) sorted by id (store_compare_hosts); side[i] is 0 for group
  * a, 1 for group b, -1 for a host outside both. alerts[0..nalerts)
- * (store_compare_alerts) give the alert_minutes_<kind> figures. Borrows
- * hosts, side and alerts until compare_free. NULL when out of memory. */
+ * (store_compare_alerts) give the alert_minutes_<kind> figures. buckets:
+ * the most rollup buckets a host can have in the window (sizes the first
+ * allocation of the value arrays). Borrows hosts, side and alerts until
+ * compare_free. NULL when out of memory. */
 struct compare *compare_new(const struct cmp_host *hosts, const int *side, size_t n,
-			    const struct cmp_alert *alerts, size_t nalerts);
+			    const struct cmp_alert *alerts, size_t nalerts, size_t buckets);
 
 /* Adds one rollup bucket (a cmp_row_fn with ctx the compare). Rows of
  * hosts outside both groups are ignored. 0, or -1 when out of memory. */

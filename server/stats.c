@@ -78,6 +78,36 @@ double stats_percentile(double *x, size_t n, double p)
 	return lo + frac * (next - lo);
 }
 
+void stats_percentiles(double *x, size_t n, const double *ps, size_t np, double *out)
+{
+	size_t base = 0;	/* x[0..base) are at most every later selection's value */
+
+	for (size_t i = 0; i < np; i++) {
+		double p = ps[i] < 0 ? 0 : ps[i] > 1 ? 1 : ps[i];
+		if (!n) {
+			out[i] = NAN;
+			continue;
+		}
+		double h = (double)(n - 1) * p;
+		size_t k = (size_t)floor(h);
+		if (k >= n - 1)
+			k = n - 1;
+		if (k < base)
+			k = base;	/* ps not ascending: still correct below */
+		select_kth(x + base, n - base, k - base);
+		double lo = x[k], frac = h - (double)k;
+		if (frac > 0 && k + 1 < n) {
+			double next = x[k + 1];
+			for (size_t j = k + 2; j < n; j++)
+				if (x[j] < next)
+					next = x[j];
+			lo += frac * (next - lo);
+		}
+		out[i] = lo;
+		base = k;
+	}
+}
+
 double stats_mwu_exact_cdf(int m, int n, double u)
 {
 	if (m < 0 || n < 0 || m > STATS_MWU_EXACT_MAX || n > STATS_MWU_EXACT_MAX)

@@ -21,6 +21,11 @@ double stats_mean(const double *x, size_t n);
  * (selection, O(n) on average, no full sort). NAN when n is 0. */
 double stats_percentile(double *x, size_t n, double p);
 
+/* stats_percentile for several p at once, ps[0..np) ascending: each
+ * selection runs only on the part above the previous one (p50, p95, p99
+ * of n values cost ~1.6 n instead of 3 n). out[i] for ps[i]. */
+void stats_percentiles(double *x, size_t n, const double *ps, size_t np, double *out);
+
 /* Result of stats_mann_whitney. */
 struct stats_mwu {
 	double u;	/* U of sample a: pairs (a_i, b_j) with a_i > b_j, ties count 1/2 */

@@ -10,6 +10,7 @@
 #include <endian.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,12 +207,16 @@ int store_compare_rows(struct store *st, const int32_t *ids, size_t nids, int64_
 	if (!nids)
 		return STORE_OK;
 	o += (size_t)snprintf(sql + o, cap - o, "DECLARE vmscope_cmp NO SCROLL CURSOR FOR SELECT r.host_id, r.bucket_ms");
+	/* the zones' allocstall slots are only read when the summed
+	 * vmstat.allocstall is not rolled up (compare.c sums them then) */
+	bool summed = rollup_slot(cmp_src_metric[CMP_ALLOCSTALL]) >= 0;
 	for (int s = 0; s < CMP_NSRC; s++) {
 		int slot = rollup_slot(cmp_src_metric[s]);
+		if (summed && s >= CMP_ALLOCSTALL_DMA && s <= CMP_ALLOCSTALL_DEVICE)
+			slot = -1;
 		col_of[s] = slot < 0 ? -1 : ncol++;
 		if (slot >= 0)
-			o += (size_t)snprintf(sql + o, cap - o, ", CASE WHEN r.n%d > 0 THEN r.s%d / r.n%d END",
-					      slot, slot, slot);
+			o += (size_t)snprintf(sql + o, cap - o, ", r.s%d / nullif(r.n%d, 0)", slot, slot);
 	}
 	o += (size_t)snprintf(sql + o, cap - o,
 			      " FROM rollup_5m r WHERE r.cgroup_id = 0 AND r.host_id = ANY($1::int[]) "

@@ -68,7 +68,7 @@ int main(void)
 		{ 11, "writeback_storm", B0, B0 + STEP },
 		{ 12, "writeback_storm", B0 + STEP + 180000, INT64_MAX },
 	};
-	struct compare *c = compare_new(h, side, n, al, 3);
+	struct compare *c = compare_new(h, side, n, al, 3, 1);	/* 1: the arrays must grow */
 	CHECK(c != NULL);
 
 	/* group a: efficiency 50 % in bucket 0 (scan 100) and 100 % in bucket

@@ -63,6 +63,18 @@ static void test_mean_percentile(void)
 			if (!near(stats_percentile(a, n, ps[q]), want, 1e-9))
 				bad++;
 		}
+		/* all at once, on a shuffled copy */
+		double got[5];
+		for (size_t i = 0; i < n; i++)
+			a[i] = s[(i * 7919) % n];
+		stats_percentiles(a, n, ps, 5, got);
+		for (size_t q = 0; q < 5; q++) {
+			double hh = (double)(n - 1) * ps[q];
+			size_t k = (size_t)floor(hh);
+			double want = k + 1 < n ? s[k] + (hh - (double)k) * (s[k + 1] - s[k]) : s[k];
+			if (!near(got[q], want, 1e-9))
+				bad++;
+		}
 		free(a);
 		free(s);
 	}
