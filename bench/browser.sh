@@ -24,24 +24,33 @@ scripts/web-deps.sh >&2
 psql "$DB" -v ON_ERROR_STOP=1 -q <<'SQL'
 INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, ended_at, updated_at, summary, evidence)
 SELECT 'week-00001', c, k, s, 'resolved', now() - make_interval(hours => a), now() - make_interval(hours => a) + interval '1 minute',
-       now() - make_interval(hours => a) + make_interval(mins => d), now(), m, '{}'::jsonb
-FROM (VALUES (150, 180, 'thrash', 'critical', NULL, 'file refaults 38000/s with memory PSI some 41% and reclaim efficiency 35%'),
-             (100, 90, 'writeback_storm', 'warning', NULL, 'dirty pages at the threshold, immediate-reclaim marking 2100/s'),
-             (40, 240, 'swap_imbalance', 'warning', '/system.slice/app.service', 'swap-out 900 pages/s while file cache refaults'))
-     AS v(a, d, k, s, c, m)
+       now() - make_interval(hours => a) + make_interval(mins => d), now(), m, e::jsonb
+FROM (VALUES (150, 180, 'thrash', 'critical', NULL, 'file refaults 38000/s with memory PSI some 41% and reclaim efficiency 35%',
+              '{"workingset_refault_file_per_s": 38000, "psi_memory_some_pct": 41, "reclaim_efficiency": 0.35}'),
+             (100, 90, 'writeback_storm', 'warning', NULL, 'dirty pages at the threshold, immediate-reclaim marking 2100/s',
+              '{"nr_dirty_pct_of_threshold": 97, "nr_vmscan_immediate_reclaim_per_s": 2100, "psi_io_some_pct": 23}'),
+             (40, 240, 'swap_imbalance', 'warning', '/system.slice/app.service', 'swap-out 900 pages/s while file cache refaults',
+              '{"pswpout_per_s": 900, "workingset_refault_file_per_s": 5200, "swappiness": 60}'))
+     AS v(a, d, k, s, c, m, e)
 WHERE NOT EXISTS (SELECT 1 FROM alerts WHERE host = 'week-00001' AND summary = m);
 -- open alerts on a few fleet hosts when the database has none (run.sh writes 50)
 INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, ended_at, updated_at, summary, evidence)
-SELECT h, c, k, s, 'open', now() - interval '20 minutes', now() - interval '19 minutes', NULL, now(), m, '{}'::jsonb
-FROM (VALUES ('fleet-00003', NULL, 'thrash', 'critical', 'file refaults 41000/s with memory PSI some 44%'),
-             ('fleet-00017', NULL, 'writeback_storm', 'warning', 'dirty pages at the threshold'),
-             ('fleet-00042', '/system.slice/app.service', 'swap_imbalance', 'warning', 'swap-out while file cache refaults'))
-     AS v(h, c, k, s, m)
+SELECT h, c, k, s, 'open', now() - interval '20 minutes', now() - interval '19 minutes', NULL, now(), m, e::jsonb
+FROM (VALUES ('fleet-00003', NULL, 'thrash', 'critical', 'file refaults 41000/s with memory PSI some 44%',
+              '{"workingset_refault_file_per_s": 41000, "psi_memory_some_pct": 44, "reclaim_efficiency": 0.36}'),
+             ('fleet-00017', NULL, 'writeback_storm', 'warning', 'dirty pages at the threshold',
+              '{"nr_dirty_pct_of_threshold": 98, "nr_vmscan_immediate_reclaim_per_s": 1800}'),
+             ('fleet-00042', '/system.slice/app.service', 'swap_imbalance', 'warning', 'swap-out while file cache refaults',
+              '{"pswpout_per_s": 650, "workingset_refault_file_per_s": 4100}'))
+     AS v(h, c, k, s, m, e)
 WHERE NOT EXISTS (SELECT 1 FROM alerts WHERE state = 'open');
 VACUUM ANALYZE;
 SQL
 # last, so that the hosts are still fresh (not silent) for the screenshots
 "$BIN/vmscope-bulkload" --db "$DB" --prefix fleet --hosts 990 --hours 0.25 --end-ago 0 --threads 2 >/dev/null
+# the load above takes minutes, so its last samples are already that old:
+# a last minute, loaded in seconds, so that the 990 are not yet silent
+"$BIN/vmscope-bulkload" --db "$DB" --prefix fleet --hosts 990 --hours 0.02 --end-ago 0 --threads 2 >/dev/null
 
 PORT=$(scripts/freeport.sh)
 "$BIN/vmscope-server" --listen "127.0.0.1:$PORT" --db "$DB" --token benchtoken --log-level warn \

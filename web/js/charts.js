@@ -25,7 +25,8 @@ function floorOf(unit) {
   return unit === "bytes" ? 2 ** 20 : 1;
 }
 
-const SEV_FILL = { critical: "rgba(207,19,34,0.13)", warning: "rgba(212,136,6,0.13)" };
+const SEV_FILL = { critical: "rgba(207,19,34,0.16)", warning: "rgba(212,136,6,0.16)" };
+const SEV_BAR = { critical: "rgb(207,19,34)", warning: "rgb(212,136,6)" };
 
 // Build uPlot options and data for one chart.
 //   spec:   {title, unit, unit2}
@@ -55,7 +56,7 @@ function build(spec, lines, x, ctx) {
       data.push(ln.max);
       series.push({ label: ln.label + " min", stroke: "transparent", width: 1, scale: ln.axis || "y", spanGaps: false, points: { show: false }, value: (u, v) => f(v) });
       data.push(ln.min);
-      bands.push({ series: [mainIdx + 1, mainIdx + 2], fill: ln.color + "33" });
+      bands.push({ series: [mainIdx + 1, mainIdx + 2], fill: ln.color + "1a" });	// faint: the avg line reads first
       bandRows.push(mainIdx + 1, mainIdx + 2);
     }
   }
@@ -127,6 +128,10 @@ function shadeAlerts(u, alerts) {
     if (x0 > bbox.left + bbox.width || x1 < bbox.left) continue;
     ctx.fillStyle = SEV_FILL[a.severity] || SEV_FILL.warning;
     ctx.fillRect(x0, bbox.top, x1 - x0, bbox.height);
+    // a solid bar along the top: the interval stays visible over busy
+    // min/max bands (a 7-day view) and narrow ones are not lost
+    ctx.fillStyle = SEV_BAR[a.severity] || SEV_BAR.warning;
+    ctx.fillRect(x0, bbox.top, Math.max(3, x1 - x0), 5 * (devicePixelRatio || 1));
     drawn++;
   }
   ctx.restore();
