@@ -40,11 +40,13 @@ printf '%s' '{"overrides":[{"host":"gone-01","kind":"oom_kill","params":{"enable
 req PUT /api/v1/overrides -H "Authorization: Bearer $ADMIN" --data-binary "@$E2E_DIR/rules.json"
 check_status 200 "a host rule for gone-01"
 
-# what the database holds per host (samples rollups alerts state cgroups meta rules)
+# what the database holds per host (samples rollups alerts state cgroups meta
+# rules); host_silent left out: on a loaded machine the tick may open one
+# for a host whose trace ended over a minute ago, in the middle of the test
 counts() {
 	e2e_psql "SELECT (SELECT count(*) FROM samples s JOIN hosts h ON h.id = s.host_id WHERE h.name = '$1')
 		|| ' ' || (SELECT count(*) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = '$1')
-		|| ' ' || (SELECT count(*) FROM alerts WHERE host = '$1')
+		|| ' ' || (SELECT count(*) FROM alerts WHERE host = '$1' AND kind <> 'host_silent')
 		|| ' ' || (SELECT count(*) FROM detector_state WHERE host = '$1')
 		|| ' ' || (SELECT count(*) FROM cgroups c JOIN hosts h ON h.id = c.host_id WHERE h.name = '$1')
 		|| ' ' || (SELECT count(*) FROM host_meta m JOIN hosts h ON h.id = m.host_id WHERE h.name = '$1')
@@ -75,7 +77,7 @@ check_eq "$(counts gone-01)" "$before_gone" "refused DELETEs changed nothing"
 req DELETE /api/v1/hosts/gone-01 -H "Authorization: Bearer $ADMIN"
 check_status 200 "DELETE with the admin token"
 read -r s r a _ c m o <<<"$before_gone"
-check_jq ".host == \"gone-01\" and .deleted.samples == $s and .deleted.rollups == $r and .deleted.alerts == $a and .deleted.cgroups == $c and .deleted.meta == $m and .deleted.overrides == $o" \
+check_jq ".host == \"gone-01\" and .deleted.samples == $s and .deleted.rollups == $r and .deleted.alerts >= $a and .deleted.cgroups == $c and .deleted.meta == $m and .deleted.overrides == $o" \
 	"the answer counts what was removed"
 check_eq "$(e2e_psql "SELECT count(*) FROM hosts WHERE name = 'gone-01'")" 0 "no hosts row"
 check_eq "$(e2e_psql "SELECT (SELECT count(*) FROM samples WHERE host_id = $host_id) + (SELECT count(*) FROM rollup_5m WHERE host_id = $host_id) + (SELECT count(*) FROM cgroups WHERE host_id = $host_id) + (SELECT count(*) FROM host_meta WHERE host_id = $host_id) + (SELECT count(*) FROM boots WHERE host_id = $host_id) + (SELECT count(*) FROM alerts WHERE host = 'gone-01') + (SELECT count(*) FROM detector_state WHERE host = 'gone-01') + (SELECT count(*) FROM detector_overrides WHERE host = 'gone-01')")" 0 \

@@ -84,9 +84,10 @@ for i in range(0, len(lines), 50):
 PY
 check_eq "$?" 0 "posted four hosts $(tail -1 "$E2E_DIR/post.out")"
 
-kinds() { # kinds HOST: the sorted kinds of its alerts, space-separated
+kinds() { # kinds HOST: the sorted kinds of its alerts, space-separated (host_silent
+	# left out: on a loaded machine the tick may open one once the trace is a minute old)
 	req GET "/api/v1/alerts?host=$1&limit=1000"
-	json '[.alerts[].kind] | sort | unique | join(" ")'
+	json '[.alerts[].kind | select(. != "host_silent")] | sort | unique | join(" ")'
 }
 check_eq "$(kinds ovr-b)" "swap_imbalance thrash" "ovr-b (no rule) alerts as the corpus says"
 check_eq "$(kinds ovr-a)" "swap_imbalance" "ovr-a: the raised thrash threshold stops its thrash alert"
