@@ -244,11 +244,18 @@ static int run_compare(struct store *st, const struct cmp_host *h, size_t n, con
 		else
 			nb++;
 	}
+	/* the values of every host-interval are held in memory (16 figures
+	 * of 8 bytes): refuse what would take more than ~200 MB */
+	size_t buckets = (size_t)((p->until_ms - p->since_ms) / 300000 + 2);
+	if (nids * buckets > COMPARE_MAX_INTERVALS) {
+		snprintf(err, errlen, "since: %zu hosts over this window are more than %d host-intervals; "
+			 "shorten the window or narrow the hosts with label=KEY:VALUE", nids, COMPARE_MAX_INTERVALS);
+		rc = STORE_EINVAL;
+		goto done;
+	}
 	rc = store_compare_alerts(st, ids, nids, p->since_ms, p->until_ms, &al, &nal, err, errlen);
 	if (rc != STORE_OK)
 		goto done;
-	/* buckets starting in (since - 5 min, until] */
-	size_t buckets = (size_t)((p->until_ms - p->since_ms) / 300000 + 2);
 	if (!(c = compare_new(h, side, n, al, nal, buckets))) {
 		rc = STORE_EINTERNAL;
 		snprintf(err, errlen, "out of memory");
