@@ -1,5 +1,6 @@
 /* options.c - flags and config file into struct agent_opts. */
 #include "options.h"
+#include "errf.h"
 #include "alog.h"
 
 #include <ctype.h>
@@ -49,19 +50,6 @@ static const char usage_text[] =
 "  --log-level LEVEL       error, warn, info or debug (default info)\n"
 "  --config FILE           read \"name = value\" lines (flag names)\n"
 "  --help, --version\n";
-
-static int errf(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 void opts_init(struct agent_opts *o)
 {

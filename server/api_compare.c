@@ -3,6 +3,7 @@
  * answer; the figures come from compare.c, the data from store_compare.c
  * (three queries whatever the fleet size). */
 #include "api_compare.h"
+#include "errf.h"
 
 #include "api_read.h"
 #include "compare.h"
@@ -18,22 +19,13 @@
 
 #define HINT "see docs/api.md \"Compare\": group_by=kernel|label:KEY, a, b, since, until, label=KEY:VALUE"
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* A value of the query; -1 when it holds an encoded NUL. */
 static int get(const struct param_src *src, const char *name, const char **v, char *err, size_t errlen)
 {
 	size_t len = 0;
 	*v = src->get(src->ctx, name, &len);
 	if (*v && strlen(*v) != len)
-		return fail(err, errlen, "%s: must not contain a NUL byte", name);
+		return errf(err, errlen, "%s: must not contain a NUL byte", name);
 	return 0;
 }
 
@@ -59,7 +51,7 @@ static int get_time(const struct param_src *src, const char *name, int64_t *ms, 
 		}
 	}
 	if (time_parse(v, ms) < 0)
-		return fail(err, errlen, "%s: expected Unix milliseconds, Unix seconds or an RFC 3339 time", name);
+		return errf(err, errlen, "%s: expected Unix milliseconds, Unix seconds or an RFC 3339 time", name);
 	*given = true;
 	return 0;
 }
@@ -74,23 +66,23 @@ int compare_params(const struct param_src *src, const char *const *labels, size_
 	if (get(src, "group_by", &g, err, errlen) < 0)
 		return -1;
 	if (!g || !*g)
-		return fail(err, errlen, "group_by: required (kernel or label:KEY)");
+		return errf(err, errlen, "group_by: required (kernel or label:KEY)");
 	if (strcmp(g, "kernel") == 0) {
 		p->label_key = NULL;
 	} else if (strncmp(g, "label:", 6) == 0 && g[6]) {
 		p->label_key = g + 6;
 		p->label_key_len = strlen(g + 6);
 	} else {
-		return fail(err, errlen, "group_by: expected kernel or label:KEY");
+		return errf(err, errlen, "group_by: expected kernel or label:KEY");
 	}
 	if (get(src, "a", &p->a, err, errlen) < 0 || get(src, "b", &p->b, err, errlen) < 0)
 		return -1;
 	if (p->a && !p->b)
-		return fail(err, errlen, "b: required with a");
+		return errf(err, errlen, "b: required with a");
 	if (p->b && !p->a)
-		return fail(err, errlen, "a: required with b");
+		return errf(err, errlen, "a: required with b");
 	if (p->a && strcmp(p->a, p->b) == 0)
-		return fail(err, errlen, "b: must differ from a");
+		return errf(err, errlen, "b: must differ from a");
 	if (get_time(src, "until", &p->until_ms, &hu, err, errlen) < 0 ||
 	    get_time(src, "since", &p->since_ms, &hs, err, errlen) < 0)
 		return -1;
@@ -99,15 +91,15 @@ int compare_params(const struct param_src *src, const char *const *labels, size_
 	if (!hs)
 		p->since_ms = p->until_ms - COMPARE_DEFAULT_WINDOW_MS;
 	if (p->since_ms >= p->until_ms)
-		return fail(err, errlen, "since: must be before until");
+		return errf(err, errlen, "since: must be before until");
 	if (p->until_ms - p->since_ms > COMPARE_MAX_WINDOW_MS)
-		return fail(err, errlen, "since: the window may span at most 31 days");
+		return errf(err, errlen, "since: the window may span at most 31 days");
 	if (nlabels > COMPARE_MAX_FILTERS)
-		return fail(err, errlen, "label: at most %d filters", COMPARE_MAX_FILTERS);
+		return errf(err, errlen, "label: at most %d filters", COMPARE_MAX_FILTERS);
 	for (size_t i = 0; i < nlabels; i++) {
 		const char *colon = labels[i] ? strchr(labels[i], ':') : NULL;
 		if (!colon || colon == labels[i])
-			return fail(err, errlen, "label: expected KEY:VALUE");
+			return errf(err, errlen, "label: expected KEY:VALUE");
 		p->fkey[i] = labels[i];
 		p->fkey_len[i] = (size_t)(colon - labels[i]);
 		p->fval[i] = colon + 1;

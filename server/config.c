@@ -1,5 +1,6 @@
 /* config.c - command line and environment (see config.h). */
 #include "config.h"
+#include "errf.h"
 #include "log.h"
 #include "notify_receiver.h"
 
@@ -110,23 +111,12 @@ void config_usage(FILE *out)
 	      "Tokens kept in the database: vmscope-server token add|revoke|list --db CONNINFO\n", out);
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static int set_str(char **dst, const char *v, char *err, size_t errlen)
 {
 	char *copy = strdup(v);
 
 	if (!copy)
-		return fail(err, errlen, "out of memory");
+		return errf(err, errlen, "out of memory");
 	free(*dst);
 	*dst = copy;
 	return 0;
@@ -140,7 +130,7 @@ static int parse_long(const char *name, const char *v, long min, long max, long 
 	errno = 0;
 	long x = strtol(v, &end, 10);
 	if (errno || end == v || *end || x < min || x > max)
-		return fail(err, errlen, "--%s: expected an integer from %ld to %ld, got \"%s\"",
+		return errf(err, errlen, "--%s: expected an integer from %ld to %ld, got \"%s\"",
 			    name, min, max, v);
 	*out = x;
 	return 0;
@@ -166,20 +156,20 @@ static int add_token(struct server_config *c, const char *t, size_t len, const c
 	char **grown;
 
 	if (!copy)
-		return fail(err, errlen, "out of memory");
+		return errf(err, errlen, "out of memory");
 	if (!token_ok(copy)) {
 		free(copy);
-		return fail(err, errlen, "%s: a token must be %d to 512 printable characters "
+		return errf(err, errlen, "%s: a token must be %d to 512 printable characters "
 			    "without spaces", from, CONFIG_MIN_TOKEN_LEN);
 	}
 	if (c->ntokens >= CONFIG_MAX_TOKENS) {
 		free(copy);
-		return fail(err, errlen, "%s: at most %d tokens", from, CONFIG_MAX_TOKENS);
+		return errf(err, errlen, "%s: at most %d tokens", from, CONFIG_MAX_TOKENS);
 	}
 	grown = realloc(c->tokens, (c->ntokens + 1) * sizeof(*grown));
 	if (!grown) {
 		free(copy);
-		return fail(err, errlen, "out of memory");
+		return errf(err, errlen, "out of memory");
 	}
 	c->tokens = grown;
 	c->tokens[c->ntokens++] = copy;
@@ -211,7 +201,7 @@ static int read_tokens_file(struct server_config *c, const char *path, char *err
 	int lineno = 0, rc = 0;
 
 	if (!f)
-		return fail(err, errlen, "could not open tokens file %s: %s", path, strerror(errno));
+		return errf(err, errlen, "could not open tokens file %s: %s", path, strerror(errno));
 	while (rc == 0 && fgets(line, sizeof(line), f)) {
 		size_t n = strlen(line);
 		lineno++;
@@ -226,7 +216,7 @@ static int read_tokens_file(struct server_config *c, const char *path, char *err
 		rc = add_token(c, t, strlen(t), from, err, errlen);
 	}
 	if (rc == 0 && ferror(f))
-		rc = fail(err, errlen, "could not read tokens file %s", path);
+		rc = errf(err, errlen, "could not read tokens file %s", path);
 	fclose(f);
 	return rc;
 }
@@ -240,7 +230,7 @@ static int read_admin_token(struct server_config *c, const char *path, char *err
 	int rc = -2;	/* -2: nothing found yet */
 
 	if (!f)
-		return fail(err, errlen, "could not open admin token file %s: %s", path, strerror(errno));
+		return errf(err, errlen, "could not open admin token file %s: %s", path, strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
 		size_t n = strlen(line);
 		while (n && isspace((unsigned char)line[n - 1]))
@@ -251,14 +241,14 @@ static int read_admin_token(struct server_config *c, const char *path, char *err
 		if (!*t || *t == '#')
 			continue;
 		if (!token_ok(t))
-			rc = fail(err, errlen, "%s: the admin token must be %d to 512 printable "
+			rc = errf(err, errlen, "%s: the admin token must be %d to 512 printable "
 				  "characters without spaces", path, CONFIG_MIN_TOKEN_LEN);
 		else
 			rc = set_str(&c->admin_token, t, err, errlen);
 		break;
 	}
 	if (rc == -2)
-		rc = fail(err, errlen, "%s: no admin token in the file", path);
+		rc = errf(err, errlen, "%s: no admin token in the file", path);
 	explicit_bzero(line, sizeof(line));
 	fclose(f);
 	return rc;
@@ -287,7 +277,7 @@ static int add_webhooks(struct server_config *c, const char *v, char *err, size_
 		struct notify_receiver r;
 		char *spec = strndup(start, (size_t)(p - start));
 		if (!spec)
-			return fail(err, errlen, "out of memory");
+			return errf(err, errlen, "out of memory");
 		if (notify_receiver_parse(spec, &r, err, errlen) < 0) {
 			free(spec);
 			return -1;
@@ -295,12 +285,12 @@ static int add_webhooks(struct server_config *c, const char *v, char *err, size_
 		notify_receiver_release(&r);
 		if (c->nwebhooks >= NOTIFY_MAX_RECEIVERS) {
 			free(spec);
-			return fail(err, errlen, "--webhook: at most %d receivers", NOTIFY_MAX_RECEIVERS);
+			return errf(err, errlen, "--webhook: at most %d receivers", NOTIFY_MAX_RECEIVERS);
 		}
 		char **grown = realloc(c->webhooks, (c->nwebhooks + 1) * sizeof(*grown));
 		if (!grown) {
 			free(spec);
-			return fail(err, errlen, "out of memory");
+			return errf(err, errlen, "out of memory");
 		}
 		c->webhooks = grown;
 		c->webhooks[c->nwebhooks++] = spec;
@@ -319,7 +309,7 @@ static int apply(struct server_config *c, const struct opt_def *o, const char *v
 		char addr[64];
 		unsigned port;
 		if (config_split_listen(v, addr, sizeof(addr), &port) < 0)
-			return fail(err, errlen, "--listen: expected ADDR:PORT, got \"%s\"", v);
+			return errf(err, errlen, "--listen: expected ADDR:PORT, got \"%s\"", v);
 		return set_str(&c->listen, v, err, errlen);
 	}
 	case OPT_DB: return set_str(&c->db, v, err, errlen);
@@ -330,7 +320,7 @@ static int apply(struct server_config *c, const struct opt_def *o, const char *v
 	case OPT_WEB: return set_str(&c->web_dir, v, err, errlen);
 	case OPT_READ_TOKEN:
 		if (!token_ok(v))
-			return fail(err, errlen, "--read-token: a token must be %d to 512 printable "
+			return errf(err, errlen, "--read-token: a token must be %d to 512 printable "
 				    "characters without spaces", CONFIG_MIN_TOKEN_LEN);
 		return set_str(&c->read_token, v, err, errlen);
 	case OPT_WEBHOOK: return add_webhooks(c, v, err, errlen);
@@ -351,7 +341,7 @@ static int apply(struct server_config *c, const struct opt_def *o, const char *v
 		return 0;
 	case OPT_PUBLIC_URL:
 		if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
-			return fail(err, errlen, "--public-url: expected an http:// or https:// URL");
+			return errf(err, errlen, "--public-url: expected an http:// or https:// URL");
 		return set_str(&c->public_url, v, err, errlen);
 	case OPT_SCHEMA: return set_str(&c->schema_dir, v, err, errlen);
 	case OPT_TLS_CERT: return set_str(&c->tls_cert, v, err, errlen);
@@ -402,7 +392,7 @@ static int apply(struct server_config *c, const struct opt_def *o, const char *v
 		errno = 0;
 		double d = strtod(v, &end);
 		if (errno || end == v || *end || !(d >= 0 && d <= 1e6))
-			return fail(err, errlen, "--rate-limit: expected requests per second "
+			return errf(err, errlen, "--rate-limit: expected requests per second "
 				    "from 0 (off) to 1000000, got \"%s\"", v);
 		c->rate_limit = d;
 		return 0;
@@ -410,7 +400,7 @@ static int apply(struct server_config *c, const struct opt_def *o, const char *v
 	case OPT_LOG_LEVEL: {
 		int lvl = log_level_parse(v);
 		if (lvl < 0)
-			return fail(err, errlen, "--log-level: expected debug, info, warn or error, "
+			return errf(err, errlen, "--log-level: expected debug, info, warn or error, "
 				    "got \"%s\"", v);
 		c->log_level = lvl;
 		return 0;
@@ -418,7 +408,7 @@ static int apply(struct server_config *c, const struct opt_def *o, const char *v
 	case OPT_HELP: c->help = true; return 0;
 	case OPT_VERSION: c->version = true; return 0;
 	}
-	return fail(err, errlen, "unknown option");
+	return errf(err, errlen, "unknown option");
 }
 
 /* An installed copy (<prefix>/share/vmscope/<what> beside <prefix>/bin)
@@ -483,7 +473,7 @@ int config_parse(struct server_config *c, int argc, char **argv, char *err, size
 		if (ch == 'V')
 			ch = OPT_VERSION;
 		if (ch == '?' || ch == ':') {
-			fail(err, errlen, "unknown option or missing value: %s",
+			errf(err, errlen, "unknown option or missing value: %s",
 			     optind > 0 && optind <= argc ? argv[optind - 1] : "?");
 			goto fail;
 		}
@@ -498,7 +488,7 @@ int config_parse(struct server_config *c, int argc, char **argv, char *err, size
 		}
 	}
 	if (optind < argc) {
-		fail(err, errlen, "unexpected argument: %s", argv[optind]);
+		errf(err, errlen, "unexpected argument: %s", argv[optind]);
 		goto fail;
 	}
 	/* the environment fills what the command line left unset; tokens from
@@ -520,7 +510,7 @@ int config_parse(struct server_config *c, int argc, char **argv, char *err, size
 	if (!c->schema_dir)
 		c->schema_dir = default_dir("schema", VMSCOPE_SCHEMA_DIR);
 	if (!c->web_dir || !c->schema_dir) {
-		fail(err, errlen, "out of memory");
+		errf(err, errlen, "out of memory");
 		goto fail;
 	}
 	return 0;
@@ -532,11 +522,11 @@ fail:
 int config_check(const struct server_config *c, char *err, size_t errlen)
 {
 	if (!c->db || !*c->db)
-		return fail(err, errlen, "no database: give --db CONNINFO or set VMSCOPE_DB");
+		return errf(err, errlen, "no database: give --db CONNINFO or set VMSCOPE_DB");
 	if (!c->tls_cert != !c->tls_key)
-		return fail(err, errlen, "TLS needs both --tls-cert FILE and --tls-key FILE");
+		return errf(err, errlen, "TLS needs both --tls-cert FILE and --tls-key FILE");
 	if (c->ntokens == 0 && !c->insecure_no_auth && !c->db_tokens)
-		return fail(err, errlen, "no ingest token: give --token TOKEN or --tokens-file FILE "
+		return errf(err, errlen, "no ingest token: give --token TOKEN or --tokens-file FILE "
 			    "(or VMSCOPE_TOKEN / VMSCOPE_TOKENS_FILE), or --db-tokens to use only the tokens of "
 			    "`vmscope-server token add`; --insecure-no-auth accepts "
 			    "samples from anyone, for local development only");

@@ -2,6 +2,7 @@
  * overrides.h). No database and no clock: the server and the replay tool
  * resolve the same rules the same way. */
 #include "overrides.h"
+#include "errf.h"
 
 #include <errno.h>
 #include <math.h>
@@ -21,17 +22,6 @@ static const char *const param_names[NOVR_PARAM] = {
 	[OP_MIN_MAGNITUDE] = "min_magnitude",
 	[OP_HOLD_S] = "hold_s",
 };
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 void ovr_tuning_default(struct ovr_tuning *t)
 {
@@ -65,7 +55,7 @@ void ovr_set_release(struct ovr_set *set)
 static int dup_str(char **dst, const char *s, char *err, size_t errlen)
 {
 	*dst = strdup(s);
-	return *dst ? 0 : fail(err, errlen, "out of memory");
+	return *dst ? 0 : errf(err, errlen, "out of memory");
 }
 
 static int parse_params(struct ovr_rule *r, const json_t *p, char *err, size_t errlen)
@@ -74,7 +64,7 @@ static int parse_params(struct ovr_rule *r, const json_t *p, char *err, size_t e
 	const json_t *v;
 
 	if (!json_is_object(p) || json_object_size(p) == 0)
-		return fail(err, errlen, "params: expected an object with at least one of enabled, "
+		return errf(err, errlen, "params: expected an object with at least one of enabled, "
 			    "min_severity, min_magnitude, hold_s");
 	json_object_foreach((json_t *)p, key, v) {
 		int id = -1;
@@ -84,32 +74,32 @@ static int parse_params(struct ovr_rule *r, const json_t *p, char *err, size_t e
 		switch (id) {
 		case OP_ENABLED:
 			if (!json_is_boolean(v))
-				return fail(err, errlen, "params.enabled: expected true or false");
+				return errf(err, errlen, "params.enabled: expected true or false");
 			r->p.enabled = json_is_true(v);
 			break;
 		case OP_MIN_SEVERITY: {
 			const char *s = json_string_value(v);
 			if (!s || (strcmp(s, "warning") != 0 && strcmp(s, "critical") != 0))
-				return fail(err, errlen, "params.min_severity: expected \"warning\" or \"critical\"");
+				return errf(err, errlen, "params.min_severity: expected \"warning\" or \"critical\"");
 			r->p.critical_only = strcmp(s, "critical") == 0;
 			break;
 		}
 		case OP_MIN_MAGNITUDE: {
 			double x = json_number_value(v);
 			if (!json_is_number(v) || !isfinite(x) || x < 0)
-				return fail(err, errlen, "params.min_magnitude: expected a number >= 0");
+				return errf(err, errlen, "params.min_magnitude: expected a number >= 0");
 			r->p.min_magnitude = x;
 			break;
 		}
 		case OP_HOLD_S: {
 			double x = json_number_value(v);
 			if (!json_is_number(v) || !isfinite(x) || x < 0 || x > HOLD_MAX_S)
-				return fail(err, errlen, "params.hold_s: expected a number from 0 to %.0f", HOLD_MAX_S);
+				return errf(err, errlen, "params.hold_s: expected a number from 0 to %.0f", HOLD_MAX_S);
 			r->p.hold_ms = (int64_t)llround(x * 1000.0);
 			break;
 		}
 		default:
-			return fail(err, errlen, "params.%.64s: unknown parameter (known: enabled, "
+			return errf(err, errlen, "params.%.64s: unknown parameter (known: enabled, "
 				    "min_severity, min_magnitude, hold_s)", key);
 		}
 		r->set |= 1u << id;
@@ -125,12 +115,12 @@ static int parse_label(struct ovr_rule *r, const char *s, char *err, size_t errl
 
 	if (!eq || eq == s || !name_metric_valid(s, (size_t)(eq - s)) || vlen > SAMPLE_MAX_STRING ||
 	    !name_printable_utf8(eq + 1, vlen))
-		return fail(err, errlen, "label: expected \"key=value\" (a label key the agent sends, "
+		return errf(err, errlen, "label: expected \"key=value\" (a label key the agent sends, "
 			    "a value of at most %d printable characters)", SAMPLE_MAX_STRING);
 	r->label_key = strndup(s, (size_t)(eq - s));
 	r->label_value = strdup(eq + 1);
 	if (!r->label_key || !r->label_value)
-		return fail(err, errlen, "out of memory");
+		return errf(err, errlen, "out of memory");
 	return 0;
 }
 
@@ -142,22 +132,22 @@ int ovr_rule_from_json(struct ovr_rule *r, const json_t *j, char *err, size_t er
 	memset(r, 0, sizeof(*r));
 	r->kind = -1;
 	if (!json_is_object(j))
-		return fail(err, errlen, "expected an object with kind, params and host or label");
+		return errf(err, errlen, "expected an object with kind, params and host or label");
 	json_object_foreach((json_t *)j, key, v) {
 		const char *s = json_string_value(v);
 		int rc = 0;
 		if (strcmp(key, "host") == 0) {
 			if (!s || !name_host_valid(s, strlen(s)))
-				rc = fail(err, errlen, "host: expected a host name (1 to 253 of A-Za-z0-9._-)");
+				rc = errf(err, errlen, "host: expected a host name (1 to 253 of A-Za-z0-9._-)");
 			else
 				rc = dup_str(&r->host, s, err, errlen);
 		} else if (strcmp(key, "label") == 0) {
 			rc = s ? parse_label(r, s, err, errlen)
-			       : fail(err, errlen, "label: expected a string \"key=value\"");
+			       : errf(err, errlen, "label: expected a string \"key=value\"");
 		} else if (strcmp(key, "kind") == 0) {
 			r->kind = s ? det_kind_from_name(s) : -1;
 			if (r->kind < 0)
-				rc = fail(err, errlen, "kind: expected one of thrash, swap_imbalance, "
+				rc = errf(err, errlen, "kind: expected one of thrash, swap_imbalance, "
 					  "writeback_storm, direct_reclaim_stall, oom_kill, compaction_stall");
 		} else if (strcmp(key, "params") == 0) {
 			rc = parse_params(r, v, err, errlen);
@@ -165,34 +155,34 @@ int ovr_rule_from_json(struct ovr_rule *r, const json_t *j, char *err, size_t er
 			if (json_is_null(v))
 				continue;
 			if (!s || strlen(s) > OVR_MAX_NOTE || !name_printable_utf8(s, strlen(s)))
-				rc = fail(err, errlen, "note: expected a string of at most %d printable "
+				rc = errf(err, errlen, "note: expected a string of at most %d printable "
 					  "characters", OVR_MAX_NOTE);
 			else
 				rc = dup_str(&r->note, s, err, errlen);
 		} else if (strcmp(key, "id") == 0) {
 			if (!json_is_integer(v) || json_integer_value(v) < 0)
-				rc = fail(err, errlen, "id: expected an integer >= 0");
+				rc = errf(err, errlen, "id: expected an integer >= 0");
 			else
 				r->id = json_integer_value(v);
 		} else if (strcmp(key, "updated_at") == 0) {
 			continue;	/* the table's; shown by GET, ignored on input */
 		} else {
-			rc = fail(err, errlen, "%.64s: unknown field (known: host, label, kind, params, note)",
+			rc = errf(err, errlen, "%.64s: unknown field (known: host, label, kind, params, note)",
 				  key);
 		}
 		if (rc < 0)
 			goto bad;
 	}
 	if (r->host && r->label_key) {
-		fail(err, errlen, "host and label: give one of them (or neither, for the whole fleet)");
+		errf(err, errlen, "host and label: give one of them (or neither, for the whole fleet)");
 		goto bad;
 	}
 	if (r->kind < 0) {
-		fail(err, errlen, "kind: missing");
+		errf(err, errlen, "kind: missing");
 		goto bad;
 	}
 	if (!r->set) {
-		fail(err, errlen, "params: missing");
+		errf(err, errlen, "params: missing");
 		goto bad;
 	}
 	r->scope = r->host ? OVR_HOST : r->label_key ? OVR_LABEL : OVR_FLEET;
@@ -236,25 +226,25 @@ int ovr_set_from_json(struct ovr_set *set, const json_t *j, char *err, size_t er
 
 	memset(set, 0, sizeof(*set));
 	if (!json_is_array(arr) || (!json_is_array(j) && json_object_size(j) != 1))
-		return fail(err, errlen, "expected {\"overrides\": [...]}");
+		return errf(err, errlen, "expected {\"overrides\": [...]}");
 	if (json_array_size(arr) > OVR_MAX_RULES)
-		return fail(err, errlen, "overrides: at most %d rules", OVR_MAX_RULES);
+		return errf(err, errlen, "overrides: at most %d rules", OVR_MAX_RULES);
 	json_array_foreach((json_t *)arr, i, v) {
 		struct ovr_rule r;
 		if (ovr_rule_from_json(&r, v, e, sizeof(e)) < 0) {
-			fail(err, errlen, "overrides[%zu]: %s", i, e);
+			errf(err, errlen, "overrides[%zu]: %s", i, e);
 			goto bad;
 		}
 		for (size_t k = 0; k < set->n; k++) {
 			if (same_place(&set->r[k], &r)) {
-				fail(err, errlen, "overrides[%zu]: the same place and kind as overrides[%zu] "
+				errf(err, errlen, "overrides[%zu]: the same place and kind as overrides[%zu] "
 				     "(merge their params)", i, k);
 				ovr_rule_release(&r);
 				goto bad;
 			}
 		}
 		if (ovr_set_add(set, &r) < 0) {
-			fail(err, errlen, "overrides: out of memory");
+			errf(err, errlen, "overrides: out of memory");
 			ovr_rule_release(&r);
 			goto bad;
 		}
@@ -273,12 +263,12 @@ int ovr_set_load_file(struct ovr_set *set, const char *path, char *err, size_t e
 
 	memset(set, 0, sizeof(*set));
 	if (!j)
-		return fail(err, errlen, "could not read overrides file %s: %s (line %d)", path, jerr.text,
+		return errf(err, errlen, "could not read overrides file %s: %s (line %d)", path, jerr.text,
 			    jerr.line);
 	int rc = ovr_set_from_json(set, j, e, sizeof(e));
 	json_decref(j);
 	if (rc < 0)
-		return fail(err, errlen, "%s: %s", path, e);
+		return errf(err, errlen, "%s: %s", path, e);
 	return 0;
 }
 

@@ -1,5 +1,6 @@
 /* params.c - query parameter validation (see params.h). */
 #include "params.h"
+#include "errf.h"
 #include "names.h"
 #include "timeparse.h"
 
@@ -10,17 +11,6 @@
 #include <string.h>
 
 #define TIME_EXPECT "expected Unix seconds or an RFC 3339 time (2026-11-30T10:00:00Z)"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 int param_parse_int(const char *s, long min, long max, long *out)
 {
@@ -47,7 +37,7 @@ static int get(const struct param_src *src, const char *name, const char **v, ch
 	if (!*v)
 		return 0;
 	if (len != strlen(*v) || len == 0)
-		return fail(err, errlen, "%s: expected a value", name);
+		return errf(err, errlen, "%s: expected a value", name);
 	return 0;
 }
 
@@ -56,7 +46,7 @@ static int get_host(const struct param_src *src, const char **v, char *err, size
 	if (get(src, "host", v, err, errlen) < 0)
 		return -1;
 	if (*v && !name_host_valid(*v, strlen(*v)))
-		return fail(err, errlen, "host: expected 1 to 253 characters of A-Za-z0-9._-");
+		return errf(err, errlen, "host: expected 1 to 253 characters of A-Za-z0-9._-");
 	return 0;
 }
 
@@ -65,7 +55,7 @@ static int get_cgroup(const struct param_src *src, const char **v, char *err, si
 	if (get(src, "cgroup", v, err, errlen) < 0)
 		return -1;
 	if (*v && !name_cgroup_path_valid(*v, strlen(*v)))
-		return fail(err, errlen, "cgroup: expected a cgroup path (printable UTF-8 "
+		return errf(err, errlen, "cgroup: expected a cgroup path (printable UTF-8 "
 			    "starting with /, no . or .. components, at most %d bytes)",
 			    CGROUP_PATH_MAXLEN);
 	return 0;
@@ -82,7 +72,7 @@ static int get_time(const struct param_src *src, const char *name, int64_t *ms, 
 	if (!v)
 		return 0;
 	if (time_parse(v, ms) < 0)
-		return fail(err, errlen, "%s: " TIME_EXPECT, name);
+		return errf(err, errlen, "%s: " TIME_EXPECT, name);
 	*given = true;
 	return 0;
 }
@@ -95,7 +85,7 @@ static int get_int(const struct param_src *src, const char *name, long min, long
 	if (get(src, name, &v, err, errlen) < 0)
 		return -1;
 	if (v && param_parse_int(v, min, max, out) < 0)
-		return fail(err, errlen, "%s: expected an integer from %ld to %ld", name, min, max);
+		return errf(err, errlen, "%s: expected an integer from %ld to %ld", name, min, max);
 	return 0;
 }
 
@@ -120,7 +110,7 @@ int params_alerts(const struct param_src *src, struct alert_query *q, char *err,
 			ok = (kind[i] >= 'a' && kind[i] <= 'z') || kind[i] == '_' ||
 			     (kind[i] >= '0' && kind[i] <= '9');
 		if (!ok)
-			return fail(err, errlen, "kind: expected an alert kind such as thrash, "
+			return errf(err, errlen, "kind: expected an alert kind such as thrash, "
 				    "writeback_storm or swap_imbalance");
 		q->kind = kind;
 	}
@@ -139,10 +129,10 @@ int params_alerts(const struct param_src *src, struct alert_query *q, char *err,
 			else if (n == 3 && strncmp(p, "all", 3) == 0)
 				open = resolved = true;
 			else
-				return fail(err, errlen, "state: expected open, resolved or all");
+				return errf(err, errlen, "state: expected open, resolved or all");
 			p += n;
 			if (*p == ',' && *++p == '\0')
-				return fail(err, errlen, "state: expected open, resolved or all");
+				return errf(err, errlen, "state: expected open, resolved or all");
 		}
 		q->state = open && resolved ? "all" : open ? "open" : "resolved";
 	}
@@ -150,7 +140,7 @@ int params_alerts(const struct param_src *src, struct alert_query *q, char *err,
 	    get_time(src, "until", &q->until_ms, &given, err, errlen) < 0)
 		return -1;
 	if (q->since_ms != INT64_MIN && q->until_ms != INT64_MAX && q->until_ms < q->since_ms)
-		return fail(err, errlen, "until: must not be before since");
+		return errf(err, errlen, "until: must not be before since");
 	if (get_int(src, "limit", 1, 10000, &limit, err, errlen) < 0)
 		return -1;
 	q->limit = (int)limit;
@@ -168,10 +158,10 @@ int params_series(const struct param_src *src, int64_t now_ms, struct series_que
 	if (get(src, "metric", &q->metric, err, errlen) < 0)
 		return -1;
 	if (!q->metric)
-		return fail(err, errlen, "metric: missing (required), e.g. metric=vmstat.pgscan_kswapd");
+		return errf(err, errlen, "metric: missing (required), e.g. metric=vmstat.pgscan_kswapd");
 	/* a flattened name: prefixes and kernel names joined by dots */
 	if (!name_metric_valid(q->metric, strlen(q->metric)))
-		return fail(err, errlen, "metric: expected a metric name such as vmstat.pgscan_kswapd");
+		return errf(err, errlen, "metric: expected a metric name such as vmstat.pgscan_kswapd");
 	if (get_cgroup(src, &q->cgroup, err, errlen) < 0)
 		return -1;
 	if (get_time(src, "until", &q->until_ms, &has_until, err, errlen) < 0 ||
@@ -182,9 +172,9 @@ int params_series(const struct param_src *src, int64_t now_ms, struct series_que
 	if (!has_since)
 		q->since_ms = q->until_ms - 3600 * 1000;
 	if (q->until_ms <= q->since_ms)
-		return fail(err, errlen, "until: must be after since");
+		return errf(err, errlen, "until: must be after since");
 	if (q->until_ms - q->since_ms > PARAMS_MAX_RANGE_MS)
-		return fail(err, errlen, "since: the range may span at most 400 days");
+		return errf(err, errlen, "since: the range may span at most 400 days");
 	if (get_int(src, "points", 0, 10000, &points, err, errlen) < 0)
 		return -1;
 	q->points = (int)points;
