@@ -3,6 +3,7 @@
  * Times go in and out as Unix milliseconds and are converted in SQL with
  * 'epoch' + n ms, which is exact (no float rounding of sample times). */
 #include "alert_store.h"
+#include "pgfail.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,19 +15,6 @@
 
 #define TS_FROM_MS(n) "('epoch'::timestamptz + (" n ")::bigint * interval '1 millisecond')"
 #define MS_FROM_TS(col) "(floor(extract(epoch from " col ") * 1000))::bigint"
-
-static int pg_fail(char *err, size_t errlen, const char *what, PGconn *c, PGresult *r)
-{
-	const char *m = r ? PQresultErrorMessage(r) : PQerrorMessage(c);
-	size_t n = strlen(m);
-
-	while (n && (m[n - 1] == '\n' || m[n - 1] == ' '))
-		n--;
-	snprintf(err, errlen, "%s: %.*s", what, (int)n, m);
-	if (r)
-		PQclear(r);
-	return -1;
-}
 
 static PGresult *exec(PGconn *c, const char *sql, int n, const char *const *v)
 {

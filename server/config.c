@@ -176,21 +176,30 @@ static int add_token(struct server_config *c, const char *t, size_t len, const c
 	return 0;
 }
 
+/* The next whitespace-separated word at *p: its start in *word and length
+ * in *len, *p moved past it. False at the end of the string. Environment
+ * variables (VMSCOPE_TOKEN, VMSCOPE_WEBHOOK) may hold several values. */
+static bool next_word(const char **p, const char **word, size_t *len)
+{
+	while (**p && isspace((unsigned char)**p))
+		(*p)++;
+	*word = *p;
+	while (**p && !isspace((unsigned char)**p))
+		(*p)++;
+	*len = (size_t)(*p - *word);
+	return *len > 0;
+}
+
 /* Whitespace-separated tokens (the VMSCOPE_TOKEN variable may hold several). */
 static int add_token_list(struct server_config *c, const char *v, const char *from,
 			  char *err, size_t errlen)
 {
-	const char *p = v;
+	const char *start;
+	size_t len;
 
-	while (*p) {
-		while (*p && isspace((unsigned char)*p))
-			p++;
-		const char *start = p;
-		while (*p && !isspace((unsigned char)*p))
-			p++;
-		if (p > start && add_token(c, start, (size_t)(p - start), from, err, errlen) < 0)
+	while (next_word(&v, &start, &len))
+		if (add_token(c, start, len, from, err, errlen) < 0)
 			return -1;
-	}
 	return 0;
 }
 
@@ -264,18 +273,12 @@ static bool env_true(const char *v)
  * one stops the start with a message. */
 static int add_webhooks(struct server_config *c, const char *v, char *err, size_t errlen)
 {
-	const char *p = v;
+	const char *start;
+	size_t len;
 
-	while (*p) {
-		while (*p && isspace((unsigned char)*p))
-			p++;
-		const char *start = p;
-		while (*p && !isspace((unsigned char)*p))
-			p++;
-		if (p == start)
-			break;
+	while (next_word(&v, &start, &len)) {
 		struct notify_receiver r;
-		char *spec = strndup(start, (size_t)(p - start));
+		char *spec = strndup(start, len);
 		if (!spec)
 			return errf(err, errlen, "out of memory");
 		if (notify_receiver_parse(spec, &r, err, errlen) < 0) {

@@ -1,5 +1,6 @@
 /* silence.c - silences in PostgreSQL (see silence.h). */
 #include "silence.h"
+#include "pgfail.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,19 +15,6 @@
 #define SILENCE_COLS "id, host, cgroup, kind, " MS_FROM_TS("starts_at") ", " MS_FROM_TS("until") ", " \
 	MS_FROM_TS("ended_at") ", " MS_FROM_TS("created_at") ", created_by, comment, " \
 	"(ended_at IS NULL AND starts_at <= now() AND until > now())"
-
-static int pg_fail(char *err, size_t errlen, const char *what, PGconn *c, PGresult *r)
-{
-	const char *m = r ? PQresultErrorMessage(r) : PQerrorMessage(c);
-	size_t n = strlen(m);
-
-	while (n && (m[n - 1] == '\n' || m[n - 1] == ' '))
-		n--;
-	snprintf(err, errlen, "%s: %.*s", what, (int)n, m);
-	if (r)
-		PQclear(r);
-	return -1;
-}
 
 /* An optional string member: 0 absent or null (*out NULL), 1 present, -1
  * wrong type or length. */

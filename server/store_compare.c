@@ -123,6 +123,33 @@ static int id_array(struct cbuf *b, const int32_t *ids, size_t n)
 	return bad | arr_end(b);
 }
 
+/* The three parameters both compare reads take ($1 the host ids as an
+ * int[] literal built in *arr, $2 since, $3 until, as text in a and b) and
+ * a pooled connection. On STORE_OK the caller releases arr and puts c back;
+ * on failure nothing is held. */
+static int range_params(struct store *st, struct cbuf *arr, const int32_t *ids, size_t nids,
+			int64_t since_ms, int64_t until_ms, char a[24], char b[24],
+			const char *prm[3], PGconn **c, char *err, size_t errlen)
+{
+	cbuf_init(arr);
+	if (id_array(arr, ids, nids) < 0) {
+		cbuf_release(arr);
+		snprintf(err, errlen, "out of memory");
+		return STORE_EINTERNAL;
+	}
+	snprintf(a, 24, "%" PRId64, since_ms);
+	snprintf(b, 24, "%" PRId64, until_ms);
+	prm[0] = (const char *)arr->p;
+	prm[1] = a;
+	prm[2] = b;
+	if (!(*c = store_conn_get(st))) {
+		cbuf_release(arr);
+		snprintf(err, errlen, "database unreachable");
+		return STORE_EUNAVAIL;
+	}
+	return STORE_OK;
+}
+
 int store_compare_alerts(struct store *st, const int32_t *ids, size_t nids, int64_t since_ms,
 			 int64_t until_ms, struct cmp_alert **out, size_t *n, char *err, size_t errlen)
 {
@@ -136,20 +163,9 @@ int store_compare_alerts(struct store *st, const int32_t *ids, size_t nids, int6
 	*n = 0;
 	if (!nids)
 		return STORE_OK;
-	cbuf_init(&arr);
-	if (id_array(&arr, ids, nids) < 0) {
-		cbuf_release(&arr);
-		snprintf(err, errlen, "out of memory");
-		return STORE_EINTERNAL;
-	}
-	snprintf(a, sizeof(a), "%" PRId64, since_ms);
-	snprintf(b, sizeof(b), "%" PRId64, until_ms);
-	const char *prm[3] = { (const char *)arr.p, a, b };
-	if (!(c = store_conn_get(st))) {
-		cbuf_release(&arr);
-		snprintf(err, errlen, "database unreachable");
-		return STORE_EUNAVAIL;
-	}
+	const char *prm[3];
+	if ((rc = range_params(st, &arr, ids, nids, since_ms, until_ms, a, b, prm, &c, err, errlen)) != STORE_OK)
+		return rc;
 	rc = store_q(c,
 		     "SELECT h.id, a.kind, (extract(epoch FROM a.opened_at) * 1000)::bigint, "
 		     "(extract(epoch FROM a.ended_at) * 1000)::bigint FROM alerts a JOIN hosts h ON h.name = a.host "
@@ -226,20 +242,9 @@ int store_compare_rows(struct store *st, const int32_t *ids, size_t nids, int64_
 		snprintf(err, errlen, "compare query too long");
 		return STORE_EINTERNAL;
 	}
-	cbuf_init(&arr);
-	if (id_array(&arr, ids, nids) < 0) {
-		cbuf_release(&arr);
-		snprintf(err, errlen, "out of memory");
-		return STORE_EINTERNAL;
-	}
-	snprintf(a, sizeof(a), "%" PRId64, since_ms);
-	snprintf(b, sizeof(b), "%" PRId64, until_ms);
-	const char *prm[3] = { (const char *)arr.p, a, b };
-	if (!(c = store_conn_get(st))) {
-		cbuf_release(&arr);
-		snprintf(err, errlen, "database unreachable");
-		return STORE_EUNAVAIL;
-	}
+	const char *prm[3];
+	if ((rc = range_params(st, &arr, ids, nids, since_ms, until_ms, a, b, prm, &c, err, errlen)) != STORE_OK)
+		return rc;
 	rc = store_q(c, "BEGIN READ ONLY", 0, NULL, 0, NULL, "start the compare read", err, errlen);
 	if (rc == STORE_OK)
 		rc = store_q(c, sql, 3, prm, 0, NULL, "open the compare cursor", err, errlen);
