@@ -25,7 +25,13 @@ chmod 0755 "$OUT"
 
 export PG_DIR="$OUT/pg"
 export PG_PORT=$(scripts/freeport.sh)
-cleanup() { scripts/pg.sh stop "$PG_DIR"; }
+# where the cluster really lives: /var/tmp/vmscope-pg-* when user postgres
+# cannot reach $OUT (a clone in a 0700 temp dir); removed after the run
+PG_REAL=$(scripts/pg.sh dir "$PG_DIR")
+cleanup() {
+	scripts/pg.sh stop "$PG_REAL"
+	[ "$PG_REAL" = "$(cd "$PG_DIR" 2>/dev/null && pwd)" ] || rm -rf "$PG_REAL"
+}
 trap cleanup EXIT
 if ! VMSCOPE_TEST_DB=$(VMSCOPE_PG_FSYNC=off scripts/pg.sh start "$PG_DIR" "$PG_PORT"); then
 	echo "test: could not start PostgreSQL" >&2
