@@ -17,6 +17,10 @@ static atomic_ullong samples_accepted, samples_fresh, requests_refused, db_error
 static atomic_ullong lat_bucket[NBUCKETS + 1];	/* last: +Inf */
 static atomic_ullong lat_sum_us, lat_count;
 static atomic_llong start_time = 0;
+static atomic_ullong notify_by[METRICS_NOTIFY_N];
+static const char *const notify_names[METRICS_NOTIFY_N] = {
+	"sent", "retry", "gave_up", "held_back", "resent", "resend_failed"
+};
 
 void metrics_request(unsigned status)
 {
@@ -52,8 +56,16 @@ void metrics_db_error(void)
 	atomic_fetch_add(&db_errors, 1);
 }
 
+void metrics_notify(enum metrics_notify what)
+{
+	if ((unsigned)what < METRICS_NOTIFY_N)
+		atomic_fetch_add(&notify_by[what], 1);
+}
+
 void metrics_reset(void)
 {
+	for (size_t i = 0; i < METRICS_NOTIFY_N; i++)
+		atomic_store(&notify_by[i], 0);
 	for (size_t i = 0; i < 600; i++)
 		atomic_store(&req_by_status[i], 0);
 	for (size_t i = 0; i <= NBUCKETS; i++)
@@ -147,6 +159,12 @@ char *metrics_render(bool db_up, size_t *len)
 	put(&o, "vmscope_ingest_duration_seconds_bucket{le=\"+Inf\"} %llu\n", cum);
 	put(&o, "vmscope_ingest_duration_seconds_sum %.6f\n", (double)atomic_load(&lat_sum_us) / 1e6);
 	put(&o, "vmscope_ingest_duration_seconds_count %llu\n", atomic_load(&lat_count));
+	put(&o, "# HELP vmscope_notifications_total Notification attempts and events by outcome "
+		"(sent, retry, gave_up, held_back, resent, resend_failed).\n"
+		"# TYPE vmscope_notifications_total counter\n");
+	for (size_t i = 0; i < METRICS_NOTIFY_N; i++)
+		put(&o, "vmscope_notifications_total{result=\"%s\"} %llu\n", notify_names[i],
+		    atomic_load(&notify_by[i]));
 	put(&o, "# HELP vmscope_database_up 1 when the database answers.\n"
 		"# TYPE vmscope_database_up gauge\n"
 		"vmscope_database_up %d\n", db_up ? 1 : 0);

@@ -21,6 +21,19 @@ void metrics_ingest_busy(void);
 /* A database error answered with 503 or 500. */
 void metrics_db_error(void);
 
+/* Notification outcomes, so an operator can alert on a receiver that keeps
+ * failing (the log says which; this says how often). */
+enum metrics_notify {
+	METRICS_NOTIFY_SENT,		/* a receiver answered 2xx */
+	METRICS_NOTIFY_RETRY,		/* an attempt failed and will be retried */
+	METRICS_NOTIFY_GAVE_UP,		/* dropped: not retryable, or retries used up */
+	METRICS_NOTIFY_HELD_BACK,	/* an event not sent: silenced, or its open was not sent */
+	METRICS_NOTIFY_RESENT,		/* an Alertmanager re-send of the open alerts answered 2xx */
+	METRICS_NOTIFY_RESEND_FAILED,	/* a re-send failed (the next one comes a period later) */
+	METRICS_NOTIFY_N
+};
+void metrics_notify(enum metrics_notify what);
+
 /* Renders the text exposition; returns a malloc'd string (caller frees) or
  * NULL when out of memory. */
 char *metrics_render(bool db_up, size_t *len);

@@ -17,6 +17,7 @@
 
 #include "alert_json.h"
 #include "log.h"
+#include "metrics.h"
 #include "notify_http.h"
 #include "notify_payload.h"
 #include "notify_receiver.h"
@@ -239,6 +240,7 @@ static enum send_result send_one(struct notify *n, struct rstate *rs, const stru
 			 ev, rs->r.name);
 		rs->fails = 0;
 		rs->next_ms = 0;
+		metrics_notify(METRICS_NOTIFY_SENT);
 		return SEND_OK;
 	}
 	rs->fails++;
@@ -247,6 +249,7 @@ static enum send_result send_one(struct notify *n, struct rstate *rs, const stru
 			 "attempt(s): %s", event, a->id, rs->r.name, rs->fails, err);
 		rs->fails = 0;
 		rs->next_ms = 0;
+		metrics_notify(METRICS_NOTIFY_GAVE_UP);
 		return SEND_GAVE_UP;
 	}
 	long delay = notify_backoff_ms(rs->fails, rnd01(n));
@@ -254,6 +257,7 @@ static enum send_result send_one(struct notify *n, struct rstate *rs, const stru
 		 "%.1f s (attempt %d of %d)", event, a->id, rs->r.name, err, (double)delay / 1000.0,
 		 rs->fails + 1, n->app->cfg->notify_retries);
 	rs->next_ms = mono_ms() + delay;
+	metrics_notify(METRICS_NOTIFY_RETRY);
 	return SEND_LATER;
 }
 
@@ -325,6 +329,7 @@ static int process_pending(struct notify *n)
 			/* held back: silenced now, or its open never went out */
 			if (!mark_done(n, ev, true))
 				break;
+			metrics_notify(METRICS_NOTIFY_HELD_BACK);
 			ndone++;
 			log_info("notify: %s of alert %s held back (%s)", event, PQgetvalue(r, i, 5),
 				 silenced ? "silenced" : "its open was not notified");
@@ -387,10 +392,13 @@ static void resend_chunk(struct notify *n, struct rstate *rs, PGresult *r, int f
 		return;
 	long status = notify_http_post(n->http, rs->r.url, body, err, sizeof(err));
 	free(body);
-	if (status >= 200 && status <= 299)
+	if (status >= 200 && status <= 299) {
 		log_debug("notify: re-sent %zu open alert(s) to %s", count, rs->r.name);
-	else
+		metrics_notify(METRICS_NOTIFY_RESENT);
+	} else {
 		log_warn("notify: could not re-send %zu open alert(s) to %s: %s", count, rs->r.name, err);
+		metrics_notify(METRICS_NOTIFY_RESEND_FAILED);
+	}
 }
 
 /* Re-sends every open, unsilenced alert whose open went out to each

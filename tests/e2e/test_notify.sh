@@ -164,6 +164,17 @@ req GET "/api/v1/alerts?host=nt-silenced&kind=thrash&state=open"
 check_jq '.alerts[0].silenced == false' "the alert is no longer marked silenced"
 check "the alert is notified once its silence ended" \
 	wait_recv '[.[] | select(.path == "/hook" and .body.alert.host == "nt-silenced" and .body.alert.kind == "thrash" and .body.event == "open")] | length == 1' 30
+
+# --- /metrics counts the outcomes seen above ----------------------------------
+req GET /metrics
+notif() { awk -v r="result=\"$1\"" 'index($0, "vmscope_notifications_total{" r "}") == 1 {print $2}' <<<"$BODY"; }
+sent_n=$(recv '[.[] | select(.status >= 200 and .status < 300 and (.body | type) == "object")] | length')
+check "notifications sent are counted (at least the webhook deliveries the receiver logged: $sent_n)" \
+	test "$(notif sent)" -ge "$sent_n"
+check "the receiver's 500 is counted as a retry" test "$(notif retry)" -ge 1
+check "the silenced alert's open is counted as held back" test "$(notif held_back)" -ge 1
+check "the Alertmanager re-send is counted" test "$(notif resent)" -ge 1
+check_eq "$(notif gave_up)" 0 "nothing was given up"
 e2e_server_stop
 
 # --- an event made while the server is down goes out when it starts -------------
