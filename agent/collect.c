@@ -482,6 +482,10 @@ static void read_cg_v2(struct collector *c, int dfd, int *fds, const char *where
 	int64_t v;
 
 	d->psi_ok = read_psi(c, dfd, "memory.pressure", slot_of(fds, F_PRESSURE), where, &d->psi);
+	if (!c->v2_memory) {
+		d->any = d->psi_ok;	/* the controller's files cannot exist */
+		return;
+	}
 	d->cur = read_scalar(c, dfd, "memory.current", slot_of(fds, F_CURRENT), where, false,
 			     &d->cur_v, &err);
 	if (d->cur == SC_MAX)
@@ -562,8 +566,9 @@ static void visit_cgroup(void *ctx, const struct cg_hier *h, int dfd, const char
 	else
 		read_cg_v1(c, dfd, fds, where, &d);
 	/* the two maps last, one per buffer, so they can be streamed */
-	d.stat_ok = pf_read_kept(&c->rb, dfd, "memory.stat", slot_of(fds, F_STAT), &c->wk.keep) == 0;
-	d.events_ok = h->version == 2 &&
+	d.stat_ok = (h->version == 1 || c->v2_memory) &&
+		pf_read_kept(&c->rb, dfd, "memory.stat", slot_of(fds, F_STAT), &c->wk.keep) == 0;
+	d.events_ok = h->version == 2 && c->v2_memory &&
 		pf_read_kept(&c->rb2, dfd, "memory.events", slot_of(fds, F_EVENTS), &c->wk.keep) == 0;
 	/* Nothing readable: report the directory anyway while it exists (a
 	 * hybrid machine's v2 twin with pressure files off still gives its
@@ -610,6 +615,41 @@ static void visit_cgroup(void *ctx, const struct cg_hier *h, int dfd, const char
 		jw_obj_end(w);
 	}
 	jw_obj_end(w);
+}
+
+/* Whether the v2 hierarchy offers the memory controller: a controller is
+ * in a cgroup's cgroup.controllers only when its parent enabled it, so
+ * without "memory" in the root's list no v2 cgroup has memory.stat,
+ * memory.current, ... On a hybrid machine (memory bound to v1) that saves
+ * eight failing opens per v2 cgroup and sample, leaving memory.pressure,
+ * which PSI gives every cgroup. The list changes only when the v1 memory
+ * hierarchy is unmounted, so it is read again each sample (one pread). A
+ * tree without the file is taken to have the controller (read as before). */
+static bool v2_has_memory(struct collector *c)
+{
+	for (int i = 0; i < c->hs.n; i++) {
+		const struct cg_hier *h = &c->hs.h[i];
+		char path[4200];
+
+		if (h->version != 2)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/cgroup.controllers", h->mount) >= (int)sizeof(path))
+			return true;
+		int rc = pf_read_kept(&c->rb, AT_FDCWD, path, h->kernfs ? &c->hfd[HF_V2CTL] : NULL,
+				      &c->wk.keep);
+		if (rc == -ENODATA)
+			return false;	/* empty: no controller at all */
+		if (rc < 0)
+			return true;
+		for (const char *p = c->rb.p; (p = strstr(p, "memory")); p += 6) {
+			char after = p[6];
+			if ((p == c->rb.p || p[-1] == ' ') &&
+			    (after == '\0' || after == ' ' || after == '\n'))
+				return true;
+		}
+		return false;
+	}
+	return true;
 }
 
 int collector_sample(struct collector *c, struct jw *w)
@@ -662,6 +702,7 @@ int collector_sample(struct collector *c, struct jw *w)
 			 &c->wk.keep) == 0)
 		emit_kv_map(c, "meminfo", "meminfo", &c->rb, true);
 	emit_host_psi(c);
+	c->v2_memory = v2_has_memory(c);
 	cg_walk(&c->wk, &c->hs, &c->sel, visit_cgroup, c);
 	if (c->ncg)
 		jw_arr_end(w);

@@ -31,7 +31,7 @@ struct keyslot {
 /* Host-level files kept open between samples (live procfs/sysfs only). */
 enum {
 	HF_VMSTAT, HF_MEMINFO, HF_PSI, HF_SETTINGS = HF_PSI + 3, HF_MGLRU = HF_SETTINGS + 7,
-	HF_N
+	HF_V2CTL, HF_N
 };
 
 struct collector {
@@ -47,6 +47,8 @@ struct collector {
 	struct cg_hiers hs;
 	struct cg_walk wk;
 	struct cg_select sel;
+	bool v2_memory;			/* this sample: the v2 hierarchy has the memory
+					 * controller (not so on a hybrid machine) */
 	struct jw *w;			/* the writer of the sample in progress */
 	int ncg;			/* cgroup entries written so far */
 	struct keyslot keys[KEYSET_SLOTS];
