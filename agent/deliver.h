@@ -19,6 +19,7 @@
 #include <curl/curl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <zlib.h>
 
 #include "options.h"
 #include "spool.h"
@@ -34,6 +35,8 @@ struct deliver {
 	struct curl_slist *hdr_plain, *hdr_gzip;
 	char *url;			/* owned */
 	bool inflight;
+	z_stream z;			/* owned deflate stream, reset per gzip'ed batch */
+	bool z_ready;
 	char *body;			/* owned request body buffer, reused */
 	size_t blen, bcap;
 	char resp[512];			/* start of the answer body */

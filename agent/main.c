@@ -157,6 +157,15 @@ static int run_stdout(struct collector *col, const struct agent_opts *o)
 	return 0;
 }
 
+/* How long a sample may stay in the spool unsynced while its delivery is
+ * under way. A sample the server accepts in that time never needs an
+ * fdatasync: it is in the page cache, which a crash of the agent does not
+ * lose, and a power loss during that second would have lost a sample taken
+ * a second later just the same. A sample that stays unsent (delivery
+ * failing, backing off, or slow) is synced: then it survives a power loss
+ * too. Before, every sample cost an fdatasync (a disk flush). */
+#define SYNC_GRACE_S 1.0
+
 static int run_spool(struct collector *col, const struct agent_opts *o)
 {
 	struct spool sp;
@@ -181,11 +190,15 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 	double next = 0;	/* the first sample right away, aligned after it */
 	bool first = true;
 	double once_deadline = clock_s(CLOCK_MONOTONIC) + o->timeout_s * 3;
+	double unsynced_since = 0;	/* CLOCK_MONOTONIC of the oldest unsynced sample */
 	while (!stop_signal) {
 		double now = clock_s(CLOCK_REALTIME);
 		if (now >= next && (!o->once || taken == 0)) {
+			bool was_unsynced = sp.unsynced;
 			if (sample_to_spool(col, &sp) == 0)
 				taken++;
+			if (sp.unsynced && !was_unsynced)
+				unsynced_since = clock_s(CLOCK_MONOTONIC);
 			if (!o->once && first) {
 				next = align_after_first(now, o->interval_s);
 				first = false;
@@ -204,6 +217,12 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 		}
 		double mono = clock_s(CLOCK_MONOTONIC);
 		deliver_step(&d, &sp, mono);
+		if (sp.unsynced && (!d.inflight || mono - unsynced_since >= SYNC_GRACE_S)) {
+			/* not on its way (delivery failing or backing off), or too
+			 * slow: make it durable */
+			alog_debug("syncing the spool: %s", d.inflight ? "delivery slow" : "not delivered");
+			spool_sync(&sp);
+		}
 		if (o->once && !d.inflight && (spool_empty(&sp) || d.failing || mono > once_deadline)) {
 			rc = spool_empty(&sp) && taken > 0 ? 0 : 1;
 			break;
@@ -212,6 +231,8 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 		double due = d.inflight ? 0.25 : deliver_due_in(&d, &sp, clock_s(CLOCK_MONOTONIC));
 		if (due < wait)
 			wait = due;
+		if (sp.unsynced && unsynced_since + SYNC_GRACE_S - mono < wait)
+			wait = unsynced_since + SYNC_GRACE_S - mono;
 		if (wait > 0.25)
 			wait = 0.25;
 		deliver_wait(&d, (int)(wait * 1000));
@@ -219,10 +240,12 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 	if (stop_signal)
 		alog_info("stopping on signal %d", (int)stop_signal);
 	deliver_finish(&d, &sp, o->timeout_s < 2 ? o->timeout_s : 2);
+	spool_sync(&sp);	/* what is left, before the totals say it is kept */
 	alog_info("totals: %llu samples taken, %llu skipped, %llu delivered, %llu refused by the server, "
-		  "%llu dropped (spool full), %llu bytes left in the spool",
+		  "%llu dropped (spool full), %llu bytes left in the spool, %llu spool syncs",
 		  taken, skipped, (unsigned long long)d.sent, (unsigned long long)d.refused,
-		  (unsigned long long)sp.dropped, (unsigned long long)spool_pending_bytes(&sp));
+		  (unsigned long long)sp.dropped, (unsigned long long)spool_pending_bytes(&sp),
+		  (unsigned long long)sp.syncs);
 	deliver_release(&d);
 	spool_close(&sp);
 	return rc;

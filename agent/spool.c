@@ -85,23 +85,21 @@ static void drop_first_seg(struct spool *s)
 	}
 }
 
+/* Writes the head in place: fixed width, so one pwrite at offset 0 always
+ * replaces the whole text. A process crash cannot tear a pwrite, and no
+ * fsync: after a power loss an older (or unreadable, then the oldest) head
+ * only means re-posting samples the server already has, which it counts as
+ * accepted duplicates. This used to be write+fsync+rename per delivery,
+ * the costliest step of an agent with few cgroups. */
 static int persist_head(struct spool *s)
 {
 	char buf[64];
-	int n = snprintf(buf, sizeof(buf), "%" PRIu64 " %" PRIu64 "\n", s->head.seq, s->head.off);
-	int fd = openat(s->dirfd, "head.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int n = snprintf(buf, sizeof(buf), "%020" PRIu64 " %020" PRIu64 "\n", s->head.seq,
+			 s->head.off);
 
-	if (fd < 0)
-		goto fail;
-	if (write(fd, buf, (size_t)n) != n || fsync(fd) < 0) {
-		close(fd);
-		goto fail;
-	}
-	close(fd);
-	/* No directory fsync after the rename: losing it in a crash only means
-	 * the older head, i.e. re-posting samples the server already has, which
-	 * it counts as accepted duplicates. One fsync fewer per delivery. */
-	if (renameat(s->dirfd, "head.tmp", s->dirfd, "head") < 0)
+	if (s->headfd < 0)
+		s->headfd = openat(s->dirfd, "head", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (s->headfd < 0 || pwrite(s->headfd, buf, (size_t)n, 0) != n)
 		goto fail;
 	return 0;
 fail:
@@ -183,7 +181,7 @@ int spool_open(struct spool *s, const char *dir, uint64_t max_bytes, char *err, 
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	s->dirfd = s->lockfd = s->cur_fd = -1;
+	s->dirfd = s->lockfd = s->cur_fd = s->headfd = -1;
 	s->max_bytes = max_bytes;
 	s->seg_target = max_bytes / 8 > 1024 ? max_bytes / 8 : 1024;
 	if ((rc = mkdir_p(dir)) < 0) {
@@ -265,6 +263,13 @@ fail:
 void spool_close(struct spool *s)
 {
 	if (s->cur_fd >= 0)
+		spool_sync(s);
+	if (s->headfd >= 0) {
+		if (fdatasync(s->headfd) < 0)
+			alog_warn("could not sync the spool head in %s: %s", s->dir, strerror(errno));
+		close(s->headfd);
+	}
+	if (s->cur_fd >= 0)
 		close(s->cur_fd);
 	if (s->lockfd >= 0)
 		close(s->lockfd);
@@ -273,7 +278,7 @@ void spool_close(struct spool *s)
 	free(s->segs);
 	free(s->dir);
 	memset(s, 0, sizeof(*s));
-	s->dirfd = s->lockfd = s->cur_fd = -1;
+	s->dirfd = s->lockfd = s->cur_fd = s->headfd = -1;
 }
 
 int spool_append_begin(struct spool *s)
@@ -284,6 +289,9 @@ int spool_append_begin(struct spool *s)
 		uint64_t seq = s->nsegs ? s->segs[s->nsegs - 1].seq + 1 :
 			(s->head.seq ? s->head.seq + 1 : 1);
 		bool was_empty = spool_empty(s);
+		/* only the newest segment may hold unsynced records */
+		if (s->unsynced && spool_sync(s) < 0)
+			return -1;
 		seg_name(name, seq);
 		int fd = openat(s->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
 		if (fd < 0)
@@ -342,14 +350,17 @@ long spool_append_commit(struct spool *s)
 	struct stat st;
 	long dropped = 0;
 
-	if (fstat(s->cur_fd, &st) < 0 || fdatasync(s->cur_fd) < 0) {
-		alog_error("could not sync the spool in %s: %s", s->dir, strerror(errno));
+	if (fstat(s->cur_fd, &st) < 0) {
+		alog_error("could not append to the spool in %s: %s", s->dir, strerror(errno));
 		spool_append_abort(s);
 		return -1;
 	}
 	struct spool_seg *last = &s->segs[s->nsegs - 1];
 	s->total += (uint64_t)st.st_size - last->size;
 	last->size = (uint64_t)st.st_size;
+	s->unsynced = true;
+	s->unsynced_end.seq = last->seq;
+	s->unsynced_end.off = last->size;
 	while (s->total > s->max_bytes && s->nsegs > 1 &&
 	       !(s->pinned && s->segs[0].seq <= s->pin.seq)) {
 		uint64_t from = s->segs[0].seq == s->head.seq ? s->head.off : 0;
@@ -366,6 +377,19 @@ long spool_append_commit(struct spool *s)
 		persist_head(s);
 	}
 	return dropped;
+}
+
+int spool_sync(struct spool *s)
+{
+	if (!s->unsynced || s->cur_fd < 0)
+		return 0;
+	s->syncs++;
+	if (fdatasync(s->cur_fd) < 0) {
+		alog_error("could not sync the spool in %s: %s", s->dir, strerror(errno));
+		return -1;
+	}
+	s->unsynced = false;
+	return 0;
 }
 
 long spool_drop_oldest(struct spool *s)
@@ -468,6 +492,11 @@ int spool_ack(struct spool *s, struct spool_pos pos)
 	if (pos.seq < s->head.seq || (pos.seq == s->head.seq && pos.off <= s->head.off))
 		return 0;
 	s->head = pos;
+	/* accepted records need no durability: nothing is left to sync when
+	 * the head passed the last record appended */
+	if (s->unsynced && (pos.seq > s->unsynced_end.seq ||
+			    (pos.seq == s->unsynced_end.seq && pos.off >= s->unsynced_end.off)))
+		s->unsynced = false;
 	normalize(s);
 	return persist_head(s);
 }

@@ -1,14 +1,21 @@
 /* spool.h - the on-disk queue of samples not yet accepted by the server.
  *
- * Every sample is appended to the spool (and fdatasync'ed) before any
- * attempt to send it, so a sample survives a network outage, a server
- * outage and an agent crash or restart. Layout of the directory:
+ * Every sample is appended to the spool before any attempt to send it, so
+ * a sample survives a network outage, a server outage and an agent crash or
+ * restart (written data is in the page cache: a process crash loses none).
+ * Durability against power loss (fdatasync) is the caller's call, through
+ * spool_sync: a sample the server accepts within its cycle never needs it,
+ * one that stays unsent is synced (main.c). Layout of the directory:
  *
  *   seg-<20-digit sequence>   append-only segment files, one JSON sample a
  *                             line ('\n'-terminated; a torn last line left
  *                             by a crash is cut off at open)
  *   head                      "<seq> <offset>\n": the first unsent record,
- *                             replaced atomically (write, fsync, rename)
+ *                             fixed width, overwritten in place with one
+ *                             pwrite (atomic for a process crash); not
+ *                             synced but at close: after a power loss an
+ *                             older head only means re-posting samples the
+ *                             server counts as duplicates
  *   lock                      flock'ed: one agent per spool
  *
  * The spool is bounded by max_bytes (all segment bytes). When a new sample
@@ -43,6 +50,11 @@ struct spool {
 	uint64_t total;		/* bytes in all segments */
 	struct spool_pos head;	/* first record not yet accepted */
 	int cur_fd;		/* append descriptor of the newest segment, or -1 */
+	int headfd;		/* "head", kept open for in-place rewrites, or -1 */
+	bool unsynced;		/* records of cur_fd not yet fdatasync'ed and not
+				 * yet accepted (up to unsynced_end) */
+	struct spool_pos unsynced_end;
+	uint64_t syncs;		/* fdatasync calls of segments, total */
 	uint64_t rec_start;	/* offset of the record being appended */
 	uint64_t dropped;	/* samples deleted because the spool was full, total */
 	bool pinned;		/* records before pin are in flight: not dropped */
@@ -54,18 +66,24 @@ struct spool {
  * head). Returns 0, or -1 with a message in err. */
 int spool_open(struct spool *s, const char *dir, uint64_t max_bytes, char *err, size_t errlen);
 
-/* Closes descriptors, frees memory; the files stay. */
+/* Syncs what is unsent and the head, closes descriptors, frees memory; the
+ * files stay. */
 void spool_close(struct spool *s);
 
 /* Starts appending a record: returns the descriptor to write it to (the
  * caller writes the JSON and a '\n'), or -1 with errno set. */
 int spool_append_begin(struct spool *s);
 
-/* Makes the record written since spool_append_begin durable (fdatasync) and
- * enforces the size bound. Returns the number of old samples dropped to make
- * room (>= 0), or -1 when the data could not be synced (the record is then
- * cut off again). */
+/* Ends the record written since spool_append_begin (it is in the page
+ * cache, not yet synced: see spool_sync) and enforces the size bound.
+ * Returns the number of old samples dropped to make room (>= 0), or -1 when
+ * the segment's size could not be read (the record is then cut off again). */
 long spool_append_commit(struct spool *s);
+
+/* Makes the appended records durable (fdatasync of the newest segment) when
+ * some are neither synced nor accepted yet. Returns 0, or -1 (logged; the
+ * records stay spooled, in the page cache). */
+int spool_sync(struct spool *s);
 
 /* Deletes the oldest segment that is not in flight (the filesystem is
  * full: ENOSPC), counting its unsent records as dropped. Returns the number
