@@ -1,13 +1,13 @@
 /* store_compare.c - the reads behind GET /api/v1/compare (see
  * store_compare.h): hosts with kernel and labels as of the window, their
- * alert intervals, and their rollup buckets through a binary cursor. */
+ * alert intervals, and their rollup buckets through a binary COPY. */
 #include "store_compare.h"
 
 #include "pgarr.h"
+#include "pgcopy.h"
 #include "store_internal.h"
 #include "store_rollup.h"
 
-#include <endian.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -38,8 +38,6 @@ const char *const cmp_src_metric[CMP_NSRC] = {
 	[CMP_ALLOCSTALL_MOVABLE] = "vmstat.allocstall_movable",
 	[CMP_ALLOCSTALL_DEVICE] = "vmstat.allocstall_device",
 };
-
-#define CMP_FETCH_ROWS 20000
 
 static char *dup_or_null(const PGresult *r, int row, int col)
 {
@@ -196,25 +194,44 @@ int store_compare_alerts(struct store *st, const int32_t *ids, size_t nids, int6
 	return STORE_OK;
 }
 
-static double get_f64(const PGresult *r, int row, int col)
-{
-	uint64_t u;
-	double d;
+/* Decodes the binary COPY rows of store_compare_rows for its callback. */
+struct rows_ctx {
+	cmp_row_fn fn;
+	void *ctx;
+	int col_of[CMP_NSRC];	/* field of each source, -1 when not rolled up */
+};
 
-	if (PQgetisnull(r, row, col))
-		return NAN;
-	memcpy(&u, PQgetvalue(r, row, col), 8);
-	u = be64toh(u);
-	memcpy(&d, &u, 8);
-	return d;
+static int copy_row(void *ctx, const struct pgcopy_field *f, int nf)
+{
+	struct rows_ctx *rc = ctx;
+	double v[CMP_NSRC];
+
+	if (!f[0].p || f[0].len != 4 || !f[1].p || f[1].len != 8)
+		return 2;
+	for (int s = 0; s < CMP_NSRC; s++) {
+		int k = rc->col_of[s];
+		if (k < 0 || k >= nf || !f[k].p)
+			v[s] = NAN;
+		else if (f[k].len == 8)
+			v[s] = pgcopy_f64(f[k].p);
+		else
+			return 2;
+	}
+	return rc->fn(rc->ctx, pgcopy_i32(f[0].p), pgcopy_i64(f[1].p), v) ? 1 : 0;
 }
 
+/* The rollup rows are read with COPY (...) TO STDOUT (FORMAT binary) (see
+ * pgcopy.h for why). COPY takes no bind parameters, so the host ids, since
+ * and until are bound as parameters of set_config() (settings local to the
+ * read's transaction) and the query reads each back once, through an
+ * uncorrelated sub-select (an init plan), not per row; the SQL text holds
+ * no value. JIT is off for the read: compiling the per-bucket means costs
+ * more CPU than it saves on ~300,000 rows (see docs/scaling.md). */
 int store_compare_rows(struct store *st, const int32_t *ids, size_t nids, int64_t since_ms,
 		       int64_t until_ms, cmp_row_fn fn, void *ctx, char *err, size_t errlen)
 {
-	char sql[4096], a[24], b[24];
-	int col_of[CMP_NSRC];	/* result column of each source, -1 when not rolled up */
-	size_t o = 0, cap = sizeof(sql);
+	char a[24], b[24];
+	struct rows_ctx rx = { .fn = fn, .ctx = ctx };
 	int ncol = 2, rc;
 	struct cbuf arr;
 	PGconn *c;
@@ -222,7 +239,18 @@ int store_compare_rows(struct store *st, const int32_t *ids, size_t nids, int64_
 
 	if (!nids)
 		return STORE_OK;
-	o += (size_t)snprintf(sql + o, cap - o, "DECLARE vmscope_cmp NO SCROLL CURSOR FOR SELECT r.host_id, r.bucket_ms");
+	const char *prm[3];
+	if ((rc = range_params(st, &arr, ids, nids, since_ms, until_ms, a, b, prm, &c, err, errlen)) != STORE_OK)
+		return rc;
+	size_t cap = 4096 + arr.len, o = 0;
+	char *sql = malloc(cap);
+	if (!sql) {
+		cbuf_release(&arr);
+		store_conn_put(st, c, false);
+		snprintf(err, errlen, "out of memory");
+		return STORE_EINTERNAL;
+	}
+	o += (size_t)snprintf(sql + o, cap - o, "COPY (SELECT r.host_id, r.bucket_ms");
 	/* the zones' allocstall slots are only read when the summed
 	 * vmstat.allocstall is not rolled up (compare.c sums them then) */
 	bool summed = rollup_slot(cmp_src_metric[CMP_ALLOCSTALL]) >= 0;
@@ -230,46 +258,49 @@ int store_compare_rows(struct store *st, const int32_t *ids, size_t nids, int64_
 		int slot = rollup_slot(cmp_src_metric[s]);
 		if (summed && s >= CMP_ALLOCSTALL_DMA && s <= CMP_ALLOCSTALL_DEVICE)
 			slot = -1;
-		col_of[s] = slot < 0 ? -1 : ncol++;
+		rx.col_of[s] = slot < 0 ? -1 : ncol++;
 		if (slot >= 0)
 			o += (size_t)snprintf(sql + o, cap - o, ", r.s%d / nullif(r.n%d, 0)", slot, slot);
 	}
 	o += (size_t)snprintf(sql + o, cap - o,
-			      " FROM rollup_5m r WHERE r.cgroup_id = 0 AND r.host_id = ANY($1::int[]) "
-			      "AND r.bucket_ms > $2::bigint - %lld AND r.bucket_ms <= $3::bigint",
-			      (long long)ROLLUP_STEP_MS);
+			      " FROM rollup_5m r WHERE r.cgroup_id = 0 AND r.host_id = ANY('%s'::int[]) "
+			      "AND r.bucket_ms > %s::bigint - %lld AND r.bucket_ms <= %s::bigint) TO STDOUT (FORMAT binary)",
+			      (const char *)arr.p, a, (long long)ROLLUP_STEP_MS, b);
+	cbuf_release(&arr);
 	if (o >= cap) {
+		free(sql);
+		store_conn_put(st, c, false);
 		snprintf(err, errlen, "compare query too long");
 		return STORE_EINTERNAL;
 	}
-	const char *prm[3];
-	if ((rc = range_params(st, &arr, ids, nids, since_ms, until_ms, a, b, prm, &c, err, errlen)) != STORE_OK)
-		return rc;
 	rc = store_q(c, "BEGIN READ ONLY", 0, NULL, 0, NULL, "start the compare read", err, errlen);
 	if (rc == STORE_OK)
-		rc = store_q(c, sql, 3, prm, 0, NULL, "open the compare cursor", err, errlen);
-	cbuf_release(&arr);
-	while (rc == STORE_OK) {
-		char fetch[64];
-		snprintf(fetch, sizeof(fetch), "FETCH FORWARD %d FROM vmscope_cmp", CMP_FETCH_ROWS);
-		rc = store_q(c, fetch, 0, NULL, 1, &r, "read rollups to compare", err, errlen);
-		if (rc != STORE_OK)
-			break;
-		int rows = PQntuples(r);
-		double v[CMP_NSRC];
-		for (int i = 0; i < rows && rc == STORE_OK; i++) {
-			for (int s = 0; s < CMP_NSRC; s++)
-				v[s] = col_of[s] < 0 ? NAN : get_f64(r, i, col_of[s]);
-			if (fn(ctx, store_get_i32(r, i, 0), store_get_i64(r, i, 1), v) != 0) {
+		rc = store_q(c, "SET LOCAL jit = off", 0, NULL, 0, NULL, "start the compare read", err, errlen);
+	if (rc == STORE_OK) {
+		r = PQexec(c, sql);
+		if (PQresultStatus(r) != PGRES_COPY_OUT) {
+			rc = store_result(c, r, NULL, "read rollups to compare", err, errlen);
+			if (rc == STORE_OK) {	/* not a COPY answer: cannot happen */
+				snprintf(err, errlen, "could not read rollups to compare: no COPY data");
+				rc = STORE_EINTERNAL;
+			}
+		} else {
+			PQclear(r);
+			int k = pgcopy_receive(c, ncol, copy_row, &rx, err, errlen);
+			if (k == -2) {
+				rc = STORE_EUNAVAIL;
+			} else if (k == 1) {
 				snprintf(err, errlen, "out of memory");
+				rc = STORE_EINTERNAL;
+			} else if (k == 2) {
+				snprintf(err, errlen, "could not read rollups to compare: unexpected field");
+				rc = STORE_EINTERNAL;
+			} else if (k != 0) {
 				rc = STORE_EINTERNAL;
 			}
 		}
-		PQclear(r);
-		r = NULL;
-		if (rows < CMP_FETCH_ROWS)
-			break;
 	}
+	free(sql);
 	if (rc == STORE_OK) {
 		rc = store_q(c, "COMMIT", 0, NULL, 0, NULL, "end the compare read", err, errlen);
 	} else if (rc != STORE_EUNAVAIL) {
