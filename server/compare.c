@@ -145,6 +145,10 @@ struct compare {
 	const struct cmp_alert *al;
 	size_t nal;
 	size_t *al_from, *al_to;	/* per host: its alerts al[from..to) */
+	int *al_kind;			/* per alert: kind_index of its kind, -1 beyond the kinds kept */
+	int32_t id_lo;			/* by_id[id - id_lo]: host index + 1 of id, 0 none */
+	uint32_t *by_id;		/* NULL when the ids are too sparse (binary search then) */
+	size_t nby_id;
 	int nfig;
 	char kinds[COMPARE_MAX_KINDS][40];
 	int nkinds;
@@ -169,6 +173,10 @@ static int cmp_kind(const void *a, const void *b)
 
 static long host_index(const struct compare *c, int32_t id)
 {
+	if (c->by_id) {
+		int64_t k = (int64_t)id - c->id_lo;
+		return k >= 0 && (uint64_t)k < c->nby_id ? (long)c->by_id[k] - 1 : -1;
+	}
 	size_t lo = 0, hi = c->nh;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -178,6 +186,25 @@ static long host_index(const struct compare *c, int32_t id)
 			hi = mid;
 	}
 	return lo < c->nh && c->h[lo].id == id ? (long)lo : -1;
+}
+
+/* A table from host id to host index, looked up once per rollup row
+ * instead of a binary search: hosts.id is a serial, so a fleet's ids are
+ * dense. Skipped (NULL) when they span more than 4 slots per host. */
+static int index_ids(struct compare *c)
+{
+	if (!c->nh)
+		return 0;
+	int64_t span = (int64_t)c->h[c->nh - 1].id - c->h[0].id + 1;
+	if (span <= 0 || span > 4 * (int64_t)c->nh + 1024)
+		return 0;
+	c->id_lo = c->h[0].id;
+	c->nby_id = (size_t)span;
+	if (!(c->by_id = calloc(c->nby_id, sizeof(*c->by_id))))
+		return -1;
+	for (size_t i = 0; i < c->nh; i++)
+		c->by_id[c->h[i].id - c->id_lo] = (uint32_t)(i + 1);
+	return 0;
 }
 
 struct compare *compare_new(const struct cmp_host *hosts, const int *side, size_t n,
@@ -201,7 +228,8 @@ struct compare *compare_new(const struct cmp_host *hosts, const int *side, size_
 	c->acc = calloc(n ? n * (size_t)c->nfig : 1, sizeof(*c->acc));
 	c->al_from = calloc(n ? n : 1, sizeof(size_t));
 	c->al_to = calloc(n ? n : 1, sizeof(size_t));
-	if (!c->acc || !c->al_from || !c->al_to) {
+	c->al_kind = calloc(nalerts ? nalerts : 1, sizeof(int));
+	if (!c->acc || !c->al_from || !c->al_to || !c->al_kind || index_ids(c) < 0) {
 		compare_free(c);
 		return NULL;
 	}
@@ -224,6 +252,8 @@ struct compare *compare_new(const struct cmp_host *hosts, const int *side, size_
 			at += ns[sd] * buckets;
 		}
 	}
+	for (size_t i = 0; i < nalerts; i++)
+		c->al_kind[i] = kind_index(c, alerts[i].kind);
 	/* alerts come ordered by host id */
 	for (size_t i = 0; i < nalerts;) {
 		size_t j = i;
@@ -252,6 +282,8 @@ void compare_free(struct compare *c)
 	free(c->acc);
 	free(c->al_from);
 	free(c->al_to);
+	free(c->al_kind);
+	free(c->by_id);
 	free(c);
 }
 
@@ -322,7 +354,7 @@ int compare_add_row(void *ctx, int32_t host_id, int64_t bucket_ms, const double 
 		int64_t b0 = bucket_ms, b1 = bucket_ms + ROLLUP_STEP_MS;
 		for (size_t i = c->al_from[hi]; i < c->al_to[hi]; i++) {
 			const struct cmp_alert *a = &c->al[i];
-			int k = kind_index(c, a->kind);
+			int k = c->al_kind[i];
 			int64_t to = a->to_ms == INT64_MAX ? c->h[hi].last_ts_ms : a->to_ms;
 			int64_t lo = a->from_ms > b0 ? a->from_ms : b0, up = to < b1 ? to : b1;
 			if (k >= 0 && up > lo)

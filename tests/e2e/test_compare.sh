@@ -78,6 +78,17 @@ cp "$E2E_DIR/body" "$E2E_DIR/cmp.json"
 [ -n "${COMPARE_KEEP:-}" ] && cp "$E2E_DIR/body" "$COMPARE_KEEP"
 check_jq '.a == "6.1.0-ok" and .b == "6.1.0-wb" and .hosts == {"a":10,"b":10} and .alpha == 0.05 and .interval_s == 300' "compare header"
 check_jq '[.figures[].name] | contains(["kswapd_efficiency","direct_efficiency","scan_kswapd","scan_direct","steal_kswapd","steal_direct","refault_file","refault_anon","vmscan_write","immediate_reclaim","allocstall","swap_in","swap_out","psi_memory_some","psi_memory_full","alert_minutes_writeback_storm"])' "every figure of the contract"
+# the server's figures equal a plain recomputation from the rollups
+# (_compare_ref.py: plain SELECTs, sorted lists, the definitions of
+# docs/api.md), with and without a label filter
+ref=$(python3 "$(dirname "$0")/_compare_ref.py" "$E2E_DB" "$E2E_DIR/cmp.json" 2>&1)
+check_eq "$(head -c 3 <<<"$ref")" "ok " "figures equal a recomputation from the rollups: $ref"
+req GET "/api/v1/compare?group_by=kernel&a=6.1.0-ok&b=6.1.0-wb&label=rack:r1"
+cp "$E2E_DIR/body" "$E2E_DIR/cmp-r1.json"
+ref=$(python3 "$(dirname "$0")/_compare_ref.py" "$E2E_DB" "$E2E_DIR/cmp-r1.json" rack:r1 2>&1)
+check_eq "$(head -c 3 <<<"$ref")" "ok " "with label=rack:r1 too: $ref"
+check_jq '.hosts == {"a":5,"b":5}' "label=rack:r1: 5 hosts each"
+BODY=$(cat "$E2E_DIR/cmp.json")
 fig() { jq -c --arg n "$1" '.figures[] | select(.name == $n)' "$E2E_DIR/cmp.json"; }
 # memory pressure: ~10 % some-avg10 in the storm, 0 on the busy CPUs
 BODY=$(fig psi_memory_some)

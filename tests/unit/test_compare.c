@@ -137,5 +137,39 @@ int main(void)
 
 	json_decref(figs);
 	compare_free(c);
+
+	/* the same figures whether hosts are found through the id table
+	 * (dense ids, above) or by binary search (sparse ids), and whether
+	 * the value arrays are the reused block (sized for 2 buckets) or grow
+	 * (1): a and b one host each, ids far apart */
+	struct cmp_host h2[3];
+	int side2[3] = { 0, -1, 1 };
+	memset(h2, 0, sizeof(h2));
+	h2[0].id = 5;
+	h2[1].id = 700000;
+	h2[2].id = 2000000000;
+	for (size_t buckets = 1; buckets <= 2; buckets++) {
+		struct compare *c2 = compare_new(h2, side2, 3, NULL, 0, buckets);
+		CHECK(c2 != NULL);
+		row(c2, 5, 0, 100, 40, 1);
+		row(c2, 5, 1, 100, 60, 3);
+		row(c2, 700000, 0, 100, 100, 99);	/* outside both groups */
+		row(c2, 2000000000, 0, 200, 20, 7);
+		row(c2, 2000000000, 1, 200, 20, 9);
+		row(c2, 1999999999, 0, 1, 1, 1);	/* unknown */
+		json_t *f2 = compare_figures(c2, COMPARE_ALPHA);
+		CHECK(f2 != NULL);
+		const json_t *p2 = fig(f2, "psi_memory_some");
+		CHECK_INT((long long)num(p2, "a", "n"), 2);
+		CHECK(fabs(num(p2, "a", "mean") - 2) < 1e-9);
+		CHECK(fabs(num(p2, "b", "mean") - 8) < 1e-9);
+		CHECK(fabs(num(p2, "b", "p50") - 8) < 1e-9);
+		const json_t *e2 = fig(f2, "kswapd_efficiency");
+		CHECK(fabs(num(e2, "a", "mean") - 50) < 1e-9);
+		CHECK(fabs(num(e2, "b", "mean") - 10) < 1e-9);
+		CHECK_INT((long long)num(e2, "b", "hosts"), 1);
+		json_decref(f2);
+		compare_free(c2);
+	}
 	return harness_report("test_compare");
 }
