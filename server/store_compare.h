@@ -68,8 +68,9 @@ int store_compare_alerts(struct store *st, const int32_t *ids, size_t nids, int6
 typedef int (*cmp_row_fn)(void *ctx, int32_t host_id, int64_t bucket_ms, const double *v);
 
 /* The rollup buckets of hosts ids[0..nids) starting in (since - 5 min,
- * until], in no particular order, read through a cursor in pages so that
- * a 1,000-host day (~290,000 rows) never sits in memory at once. */
+ * until], in no particular order, streamed by a binary COPY and passed to
+ * fn as they arrive, so that a 1,000-host day (~290,000 rows) never sits
+ * in memory at once and the server works while PostgreSQL still reads. */
 int store_compare_rows(struct store *st, const int32_t *ids, size_t nids, int64_t since_ms,
 		       int64_t until_ms, cmp_row_fn fn, void *ctx, char *err, size_t errlen);
 
