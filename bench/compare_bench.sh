@@ -85,12 +85,14 @@ cpu_of() {
 	echo "$total"
 }
 pg_pids() { local pm; pm=$(head -1 "$PGDATA_DIR/postmaster.pid"); echo "$pm $(ps -o pid= --ppid "$pm" | tr '\n' ' ')"; }
+# plus what exited children (parallel workers) used, reaped by the postmaster
+pg_cpu() { local pm; pm=$(head -1 "$PGDATA_DIR/postmaster.pid"); echo $(($(cpu_of $(pg_pids)) + $(awk '{print $16+$17}' "/proc/$pm/stat"))); }
 S="http://127.0.0.1:$SPORT/api/v1/compare"
 for u in "$S?group_by=kernel" "$S?group_by=kernel&a=6.1.0-18-amd64&b=6.1.0-21-amd64" \
 	"$S?group_by=kernel&a=6.1.0-18-amd64&b=6.1.0-21-amd64&label=role:bench"; do
-	s0=$(cpu_of "$server_pid"); p0=$(cpu_of $(pg_pids))
+	s0=$(cpu_of "$server_pid"); p0=$(pg_cpu)
 	bench/querylat.py "$u" "$N" >"$OUT/compare-lat.json"
-	s1=$(cpu_of "$server_pid"); p1=$(cpu_of $(pg_pids))
+	s1=$(cpu_of "$server_pid"); p1=$(pg_cpu)
 	python3 - "$OUT/compare-lat.json" "$rows" "$s0" "$s1" "$p0" "$p1" "$TCK" "$(cut -d' ' -f1 /proc/loadavg)" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); rows = int(sys.argv[2]); s0, s1, p0, p1, tck = map(float, sys.argv[3:8])
