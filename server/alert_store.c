@@ -3,7 +3,11 @@
  * Times go in and out as Unix milliseconds and are converted in SQL with
  * 'epoch' + n ms, which is exact (no float rounding of sample times). */
 #include "alert_store.h"
+#include "pgarr.h"
 #include "pgfail.h"
+#include "store_internal.h"
+
+#include <arpa/inet.h>
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -81,90 +85,223 @@ int alert_store_apply(PGconn *c, struct det_action *a, char *err, size_t errlen)
 	return 0;
 }
 
-/* SELECT ... FOR UPDATE of an existing row in binary format; NULL result
- * rows when the host has none yet. */
-static PGresult *select_locked(PGconn *c, const char *host)
+/* ---- detector state of the hosts of one ingest transaction ---- */
+
+/* Locks the rows of hosts (a text[] literal) in name order and reads them,
+ * plus the overrides version, in binary format. The version comes from a
+ * one-row derived table so that it is there even when no state row is. */
+static const char lock_sql[] =
+	"WITH l AS MATERIALIZED (SELECT host, state, last_ts_ms, silent FROM detector_state "
+	"WHERE host = ANY($1::text[]) ORDER BY host COLLATE \"C\" FOR UPDATE) "
+	"SELECT o.v, l.host, l.state, l.last_ts_ms, l.silent FROM l "
+	"RIGHT JOIN (SELECT (SELECT v FROM detector_overrides_version) AS v) o ON true";
+
+static struct det_state_row *find_row(struct det_state_row *rows, size_t n, const char *host)
 {
-	const char *v[1] = { host };
-	return PQexecParams(c, "SELECT state, last_ts_ms, silent FROM detector_state WHERE host = $1 "
-			       "FOR UPDATE", 1, NULL, v, NULL, NULL, 1 /* binary */);
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(rows[mid].host, host);
+		if (c == 0)
+			return &rows[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
-int alert_store_lock_state(PGconn *c, const char *host, unsigned char **buf, size_t *len,
-			   int64_t *last_ts_ms, bool *silent, char *err, size_t errlen)
+/* Runs lock_sql for the hosts of rows that are not yet found (all when
+ * none is) and fills what it returns. Returns how many rows were found,
+ * or -1 with err written. */
+static int lock_rows(PGconn *c, struct det_state_row *rows, size_t n, bool *found, int64_t *ovr_version,
+		     char *err, size_t errlen)
 {
-	const char *v[1] = { host };
-	PGresult *r;
+	struct cbuf names;
+	PGresult *r = NULL;
+	int nfound = 0;
 
-	*buf = NULL;
-	*len = 0;
-	*last_ts_ms = 0;
-	*silent = false;
-	/* the common case is one query: the row exists */
-	r = select_locked(c, host);
-	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 0) {
-		PQclear(r);
-		r = exec(c, "INSERT INTO detector_state (host) VALUES ($1) ON CONFLICT (host) DO NOTHING", 1, v);
-		if (!ok(r))
-			return pg_fail(err, errlen, "could not create detector state", c, r);
-		PQclear(r);
-		r = select_locked(c, host);
+	cbuf_init(&names);
+	int bad = arr_begin(&names);
+	for (size_t i = 0; i < n && !bad; i++)
+		if (!found[i])
+			bad |= arr_text(&names, rows[i].host);
+	bad |= arr_end(&names);
+	if (bad) {
+		cbuf_release(&names);
+		snprintf(err, errlen, "could not lock detector state: out of memory");
+		return -1;
 	}
-	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
-		return pg_fail(err, errlen, "could not lock detector state", c, r);
-	size_t n = (size_t)PQgetlength(r, 0, 0);
-	if (n) {
-		*buf = malloc(n);
-		if (!*buf) {
-			PQclear(r);
-			snprintf(err, errlen, "could not load detector state: out of memory");
-			return -1;
+	const char *prm[1] = { (const char *)names.p };
+	int rc = store_q_prep(c, STORE_PREP_DET_LOCK, lock_sql, 1, prm, 1, &r, "lock detector state", err, errlen);
+	cbuf_release(&names);
+	if (rc != STORE_OK)
+		return -1;
+	for (int i = 0; i < PQntuples(r); i++) {
+		*ovr_version = PQgetisnull(r, i, 0) ? -1 : store_get_i64(r, i, 0);
+		if (PQgetisnull(r, i, 1))
+			continue;	/* the join's row when no state row matched */
+		struct det_state_row *d = find_row(rows, n, PQgetvalue(r, i, 1));
+		if (!d || found[d - rows])
+			continue;
+		size_t len = (size_t)PQgetlength(r, i, 2);
+		if (len) {
+			if (!(d->buf = malloc(len))) {
+				PQclear(r);
+				snprintf(err, errlen, "could not load detector state: out of memory");
+				return -1;
+			}
+			memcpy(d->buf, PQgetvalue(r, i, 2), len);
 		}
-		memcpy(*buf, PQgetvalue(r, 0, 0), n);
-		*len = n;
+		d->len = len;
+		d->last_ts_ms = store_get_i64(r, i, 3);
+		d->silent = PQgetvalue(r, i, 4)[0] != 0;
+		found[d - rows] = true;
+		nfound++;
 	}
-	if (PQgetlength(r, 0, 1) == 8) {
-		const unsigned char *p = (const unsigned char *)PQgetvalue(r, 0, 1);
-		uint64_t x = 0;
-		for (int i = 0; i < 8; i++)
-			x = (x << 8) | p[i];	/* binary int8 is big-endian */
-		*last_ts_ms = (int64_t)x;
-	}
-	*silent = PQgetlength(r, 0, 2) == 1 && PQgetvalue(r, 0, 2)[0] != 0;
 	PQclear(r);
-	return 0;
+	return nfound;
 }
 
-int alert_store_save_state(PGconn *c, const char *host, const unsigned char *buf, size_t len,
-			   int64_t last_ts_ms, int64_t interval_ms, char *err, size_t errlen)
+int alert_store_lock_states(PGconn *c, struct det_state_row *rows, size_t n, int64_t *ovr_version, char *err,
+			    size_t errlen)
 {
-	char t[24], iv[24];
-	snprintf(t, sizeof(t), "%" PRId64, last_ts_ms);
-	snprintf(iv, sizeof(iv), "%" PRId64, interval_ms);
-	const char *v[4] = { host, (const char *)buf, t, iv };
-	int lens[4] = { 0, (int)len, 0, 0 };
-	int fmts[4] = { 0, 1, 0, 0 };
-	PGresult *r = PQexecParams(c, "UPDATE detector_state SET state = $2, last_ts_ms = $3, "
-				      "interval_ms = $4, silent = false, updated_at = now() WHERE host = $1",
-				   4, NULL, v, lens, fmts, 0);
-	if (!ok(r))
-		return pg_fail(err, errlen, "could not save detector state", c, r);
-	PQclear(r);
-	return 0;
+	bool *found = calloc(n ? n : 1, sizeof(*found));
+	int rc = -1;
+
+	*ovr_version = -1;
+	for (size_t i = 0; i < n; i++) {
+		rows[i].buf = NULL;
+		rows[i].len = 0;
+		rows[i].last_ts_ms = 0;
+		rows[i].silent = false;
+	}
+	if (!found) {
+		snprintf(err, errlen, "could not lock detector state: out of memory");
+		return -1;
+	}
+	int got = lock_rows(c, rows, n, found, ovr_version, err, errlen);
+	if (got < 0)
+		goto out;
+	if ((size_t)got < n) {
+		/* hosts seen for the first time: their rows, then lock those */
+		struct cbuf names;
+		cbuf_init(&names);
+		int bad = arr_begin(&names);
+		for (size_t i = 0; i < n && !bad; i++)
+			if (!found[i])
+				bad |= arr_text(&names, rows[i].host);
+		bad |= arr_end(&names);
+		if (bad) {
+			cbuf_release(&names);
+			snprintf(err, errlen, "could not create detector state: out of memory");
+			goto out;
+		}
+		const char *prm[1] = { (const char *)names.p };
+		int qrc = store_q(c, "INSERT INTO detector_state (host) SELECT x FROM unnest($1::text[]) AS x "
+				     "ORDER BY x COLLATE \"C\" ON CONFLICT (host) DO NOTHING", 1, prm, 0, NULL,
+				  "create detector state", err, errlen);
+		cbuf_release(&names);
+		if (qrc != STORE_OK)
+			goto out;
+		int more = lock_rows(c, rows, n, found, ovr_version, err, errlen);
+		if (more < 0)
+			goto out;
+		if ((size_t)(got + more) != n) {
+			snprintf(err, errlen, "could not lock detector state: rows missing");
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	if (rc < 0)
+		for (size_t i = 0; i < n; i++) {
+			free(rows[i].buf);
+			rows[i].buf = NULL;
+		}
+	free(found);
+	return rc;
 }
 
-int alert_store_host_back(PGconn *c, const char *host, int64_t ts_ms, char *err, size_t errlen)
+/* A bytea[] parameter in PostgreSQL's binary array format (array_send):
+ * the states travel as they are, without hex text both ways. */
+static int bytea_array(struct cbuf *b, const struct det_state_save *s, size_t n)
 {
-	char t[24];
-	snprintf(t, sizeof(t), "%" PRId64, ts_ms);
-	const char *v[2] = { host, t };
-	PGresult *r = exec(c, "UPDATE alerts SET state = 'resolved', ended_at = greatest(started_at, "
-			      TS_FROM_MS("$2") "), updated_at = now() WHERE host = $1 AND cgroup IS NULL "
-			      "AND kind = 'host_silent' AND state = 'open'", 2, v);
-	if (!ok(r))
-		return pg_fail(err, errlen, "could not resolve host_silent", c, r);
-	PQclear(r);
-	return 0;
+	uint32_t hdr[5] = { htonl(1), htonl(0), htonl(17 /* bytea */), htonl((uint32_t)n), htonl(1) };
+	int bad = cbuf_put(b, hdr, sizeof(hdr));
+	for (size_t i = 0; i < n && !bad; i++) {
+		uint32_t len = htonl((uint32_t)s[i].len);
+		bad |= cbuf_put(b, &len, 4);
+		if (s[i].len)
+			bad |= cbuf_put(b, s[i].buf, s[i].len);
+	}
+	return bad ? -1 : 0;
+}
+
+int alert_store_save_states(PGconn *c, const struct det_state_save *s, size_t n, char *err, size_t errlen)
+{
+	struct cbuf h, st, t, iv;
+	int rc = -1;
+
+	if (!n)
+		return 0;
+	cbuf_init(&h);
+	cbuf_init(&st);
+	cbuf_init(&t);
+	cbuf_init(&iv);
+	int bad = arr_begin(&h) | arr_begin(&t) | arr_begin(&iv) | bytea_array(&st, s, n);
+	for (size_t i = 0; i < n && !bad; i++)
+		bad |= arr_text(&h, s[i].host) | arr_num(&t, s[i].last_ts_ms) | arr_num(&iv, s[i].interval_ms);
+	bad |= arr_end(&h) | arr_end(&t) | arr_end(&iv);
+	if (bad || st.len > INT32_MAX) {
+		snprintf(err, errlen, "could not save detector state: out of memory");
+		goto out;
+	}
+	const char *prm[4] = { (const char *)h.p, (const char *)st.p, (const char *)t.p, (const char *)iv.p };
+	const int lens[4] = { 0, (int)st.len, 0, 0 };
+	const int fmts[4] = { 0, 1, 0, 0 };
+	if (store_q_prep_fmt(c, STORE_PREP_DET_SAVE,
+			     "UPDATE detector_state d SET state = u.s, last_ts_ms = u.l, interval_ms = u.i, "
+			     "silent = false, updated_at = now() FROM unnest($1::text[], $2::bytea[], $3::bigint[], "
+			     "$4::bigint[]) AS u(h, s, l, i) WHERE d.host = u.h",
+			     4, prm, lens, fmts, 0, NULL, "save detector state", err, errlen) == STORE_OK)
+		rc = 0;
+out:
+	cbuf_release(&h);
+	cbuf_release(&st);
+	cbuf_release(&t);
+	cbuf_release(&iv);
+	return rc;
+}
+
+int alert_store_hosts_back(PGconn *c, const struct det_host_back *b, size_t n, char *err, size_t errlen)
+{
+	struct cbuf h, t;
+	int rc = -1;
+
+	if (!n)
+		return 0;
+	cbuf_init(&h);
+	cbuf_init(&t);
+	int bad = arr_begin(&h) | arr_begin(&t);
+	for (size_t i = 0; i < n && !bad; i++)
+		bad |= arr_text(&h, b[i].host) | arr_num(&t, b[i].ts_ms);
+	bad |= arr_end(&h) | arr_end(&t);
+	if (bad) {
+		snprintf(err, errlen, "could not resolve host_silent: out of memory");
+		goto out;
+	}
+	const char *prm[2] = { (const char *)h.p, (const char *)t.p };
+	if (store_q(c, "UPDATE alerts SET state = 'resolved', ended_at = greatest(started_at, "
+		       TS_FROM_MS("u.t") "), updated_at = now() FROM unnest($1::text[], $2::bigint[]) AS u(h, t) "
+		       "WHERE alerts.host = u.h AND alerts.cgroup IS NULL AND alerts.kind = 'host_silent' "
+		       "AND alerts.state = 'open'", 2, prm, 0, NULL, "resolve host_silent", err, errlen) == STORE_OK)
+		rc = 0;
+out:
+	cbuf_release(&h);
+	cbuf_release(&t);
+	return rc;
 }
 
 /* Opens host_silent for one candidate under its state row lock, rechecking

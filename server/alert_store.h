@@ -24,21 +24,45 @@
  * is adopted instead of duplicated. */
 int alert_store_apply(PGconn *c, struct det_action *a, char *err, size_t errlen);
 
-/* Inside the ingest transaction: creates the host's detector_state row when
- * missing and locks it FOR UPDATE. *buf receives a malloc'd copy of the
- * saved state (the caller frees it; length 0 for a new host), *last_ts_ms
- * the ts of the last sample fed, *silent whether the tick opened a
- * host_silent alert that a new sample must resolve. */
-int alert_store_lock_state(PGconn *c, const char *host, unsigned char **buf, size_t *len,
-			   int64_t *last_ts_ms, bool *silent, char *err, size_t errlen);
+/* One host's detector_state row as the ingest hook reads it. */
+struct det_state_row {
+	const char *host;	/* set by the caller, borrowed */
+	unsigned char *buf;	/* malloc'd copy of the saved state (caller frees), NULL when empty */
+	size_t len;
+	int64_t last_ts_ms;	/* ts of the last sample fed, 0 for a new host */
+	bool silent;		/* the tick opened a host_silent alert a new sample must resolve */
+};
 
-/* Writes the host's state back (row locked by alert_store_lock_state) and
- * clears its silent flag. */
-int alert_store_save_state(PGconn *c, const char *host, const unsigned char *buf, size_t len,
-			   int64_t last_ts_ms, int64_t interval_ms, char *err, size_t errlen);
+/* Inside the ingest transaction, one statement for all hosts: creates the
+ * detector_state rows that are missing and locks them FOR UPDATE in name
+ * order (rows[] sorted by strcmp of host, no duplicates), filling the rest
+ * of each row. *ovr_version receives detector_overrides_version.v (-1 when
+ * unknown), read in the same statement, for the overrides cache. On error
+ * nothing is left allocated. */
+int alert_store_lock_states(PGconn *c, struct det_state_row *rows, size_t n, int64_t *ovr_version, char *err,
+			    size_t errlen);
 
-/* Resolves the host's open host_silent alert, if any, at sample time ts_ms. */
-int alert_store_host_back(PGconn *c, const char *host, int64_t ts_ms, char *err, size_t errlen);
+/* A host's new state, for alert_store_save_states. */
+struct det_state_save {
+	const char *host;
+	const unsigned char *buf;
+	size_t len;
+	int64_t last_ts_ms, interval_ms;
+};
+
+/* Writes the hosts' states back (rows locked by alert_store_lock_states)
+ * and clears their silent flags, in one prepared statement. */
+int alert_store_save_states(PGconn *c, const struct det_state_save *s, size_t n, char *err, size_t errlen);
+
+/* A host that posted again after the tick marked it silent. */
+struct det_host_back {
+	const char *host;
+	int64_t ts_ms;	/* its first sample fed */
+};
+
+/* Resolves the hosts' open host_silent alerts at their sample times, in one
+ * statement. */
+int alert_store_hosts_back(PGconn *c, const struct det_host_back *b, size_t n, char *err, size_t errlen);
 
 /* detect_tick's work, outside any transaction: for each host whose last
  * sample is older than max(3 x interval, 60 s) before now_ms and that has no

@@ -25,6 +25,10 @@ struct detect_engine;
 struct detect_engine *detect_engine_new(void);
 void detect_engine_free(struct detect_engine *eng);
 
+/* How many times the engine read the overrides table (its cache missed):
+ * for tests and metrics. */
+long long detect_engine_ovr_loads(struct detect_engine *eng);
+
 /* A store_tx_hook function (store.h): ctx is the engine. Feeds the fresh
  * samples (sorted by host, ts) to the detectors, writes alerts and detector
  * state through conn. Returns 0, or -1 with err written (the ingest

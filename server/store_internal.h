@@ -119,13 +119,23 @@ int store_result(PGconn *c, PGresult *r, PGresult **out, const char *what, char 
 
 /* Statements run as prepared statements (store_prep.c): the big ingest
  * ones, whose parse and plan cost PostgreSQL more than running them. */
-enum store_prep_id { STORE_PREP_WRITE, STORE_PREP_ROLLUP, STORE_PREP_N };
+enum store_prep_id {
+	STORE_PREP_WRITE, STORE_PREP_ROLLUP,
+	STORE_PREP_DET_LOCK, STORE_PREP_DET_SAVE,	/* the detectors' state (alert_store.c) */
+	STORE_PREP_N
+};
 
 /* As store_q, but sql is prepared once per connection under id (the same
  * id must always come with the same sql) and then executed by name. */
 int store_q_prep(PGconn *c, enum store_prep_id id, const char *sql, int nparams,
 		 const char *const *params, int binary, PGresult **out, const char *what,
 		 char *err, size_t errlen);
+
+/* store_q_prep with per-parameter lengths and formats (1: binary), as
+ * PQexecPrepared takes them; NULL for all text. */
+int store_q_prep_fmt(PGconn *c, enum store_prep_id id, const char *sql, int nparams,
+		     const char *const *params, const int *lengths, const int *formats, int binary,
+		     PGresult **out, const char *what, char *err, size_t errlen);
 
 /* BEGIN and then sql in one round trip (libpq pipeline mode); as
  * store_q otherwise. sql must return rows. */

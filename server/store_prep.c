@@ -4,7 +4,9 @@
  * the rollup upsert 136 and 132 SET expressions) and with one or a few
  * samples per transaction PostgreSQL spent as long parsing and planning
  * them as running them (pg_stat_statements, docs/scaling.md). Prepared once
- * per connection they are only executed.
+ * per connection they are only executed. The detectors' lock and save of
+ * their state rows (alert_store.c) run once per transaction too and are
+ * prepared the same way.
  *
  * Which statements a connection has prepared is kept with the connection
  * itself (libpq instance data of an event procedure), so a connection the
@@ -66,15 +68,16 @@ static struct prep_state *state_of(PGconn *c)
 	return ps;
 }
 
-int store_q_prep(PGconn *c, enum store_prep_id id, const char *sql, int nparams,
-		 const char *const *params, int binary, PGresult **out, const char *what,
-		 char *err, size_t errlen)
+int store_q_prep_fmt(PGconn *c, enum store_prep_id id, const char *sql, int nparams,
+		     const char *const *params, const int *lengths, const int *formats, int binary,
+		     PGresult **out, const char *what, char *err, size_t errlen)
 {
 	struct prep_state *ps = state_of(c);
 	char name[24];
 
 	if (!ps)
-		return store_q(c, sql, nparams, params, binary, out, what, err, errlen);
+		return store_result(c, PQexecParams(c, sql, nparams, NULL, params, lengths, formats, binary), out,
+				    what, err, errlen);
 	snprintf(name, sizeof(name), "vmscope_%d", (int)id);
 	if (!(ps->done & (1u << id))) {
 		int rc = store_result(c, PQprepare(c, name, sql, nparams, NULL), NULL, what, err, errlen);
@@ -82,6 +85,13 @@ int store_q_prep(PGconn *c, enum store_prep_id id, const char *sql, int nparams,
 			return rc;
 		ps->done |= 1u << id;
 	}
-	return store_result(c, PQexecPrepared(c, name, nparams, params, NULL, NULL, binary), out, what,
+	return store_result(c, PQexecPrepared(c, name, nparams, params, lengths, formats, binary), out, what,
 			    err, errlen);
+}
+
+int store_q_prep(PGconn *c, enum store_prep_id id, const char *sql, int nparams,
+		 const char *const *params, int binary, PGresult **out, const char *what,
+		 char *err, size_t errlen)
+{
+	return store_q_prep_fmt(c, id, sql, nparams, params, NULL, NULL, binary, out, what, err, errlen);
 }

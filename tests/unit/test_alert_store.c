@@ -173,26 +173,106 @@ static void test_lifecycle(PGconn *c)
 static void test_row_lock(PGconn *c, const char *conninfo)
 {
 	PGconn *c2 = PQconnectdb(conninfo);
-	unsigned char *buf = NULL;
-	size_t len;
-	int64_t last;
-	bool silent;
+	/* sorted by name, one of them new */
+	struct det_state_row rows[3] = { { .host = "db-07" }, { .host = "new-1" }, { .host = "quiet-x" } };
+	int64_t v = -2;
 	char err[256];
 
 	CHECK(PQstatus(c2) == CONNECTION_OK);
 	exec_sql(c, "BEGIN");
-	CHECK_INT(alert_store_lock_state(c, "db-07", &buf, &len, &last, &silent, err, sizeof(err)), 0);
-	free(buf);
-	CHECK(len > 0);
-	CHECK(last > 0);
+	CHECK_INT(alert_store_lock_states(c, rows, 3, &v, err, sizeof(err)), 0);
+	CHECK(v >= 1);
+	CHECK(rows[0].len > 0);
+	CHECK(rows[0].last_ts_ms > 0);
+	CHECK_INT(rows[1].len, 0);	/* created, empty */
+	CHECK(rows[1].buf == NULL);
+	CHECK_INT(rows[2].len, 0);
+	for (int i = 0; i < 3; i++)
+		free(rows[i].buf);
 	exec_sql(c2, "BEGIN");
 	exec_sql(c2, "SET LOCAL lock_timeout = '200ms'");
 	/* a second request for the same host waits for the first */
-	CHECK_INT(alert_store_lock_state(c2, "db-07", &buf, &len, &last, &silent, err, sizeof(err)), -1);
+	struct det_state_row one = { .host = "db-07" };
+	CHECK_INT(alert_store_lock_states(c2, &one, 1, &v, err, sizeof(err)), -1);
 	CHECK_CONTAINS(err, "lock");
+	CHECK(one.buf == NULL);
 	exec_sql(c2, "ROLLBACK");
-	exec_sql(c, "COMMIT");
+	exec_sql(c, "ROLLBACK");	/* the new rows go too */
+	CHECK_INT(count(c, "SELECT count(*) FROM detector_state WHERE host IN ('new-1', 'quiet-x')"), 0);
 	PQfinish(c2);
+}
+
+/* Several hosts in one transaction (as group commit makes them) give the
+ * same alerts and states as the same samples one host per transaction. */
+static void test_many_hosts(PGconn *c)
+{
+	struct detect_engine *eng = detect_engine_new();
+	struct trace a[3] = { { "m-a", T0, 0, 0 }, { "m-b", T0, 0, 0 }, { "m-c", T0, 0, 0 } };
+	struct trace b[3] = { { "n-a", T0, 0, 0 }, { "n-b", T0, 0, 0 }, { "n-c", T0, 0, 0 } };
+	char err[256] = "";
+
+	for (int round = 0; round < 4; round++) {
+		struct sample s[12];
+		const struct sample *p[12];
+		size_t n = 0;
+		for (int h = 0; h < 3; h++)
+			for (int i = 0; i < 4; i++) {
+				make(&a[h], 10, round > 0 && h != 1, &s[n]);
+				p[n] = &s[n];
+				n++;
+			}
+		exec_sql(c, "BEGIN");
+		CHECK_INT(detect_store_hook(eng, c, p, n, err, sizeof(err)), 0);
+		exec_sql(c, "COMMIT");
+		for (size_t i = 0; i < n; i++)
+			sample_release(&s[i]);
+		for (int h = 0; h < 3; h++)
+			CHECK_INT(batch(c, eng, &b[h], 4, round > 0 && h != 1, 1), 0);
+	}
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE host LIKE 'm-%' AND kind = 'thrash' AND state = 'open'"), 2);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE host = 'm-b'"), 0);
+	/* same states (they differ only in the ids of open alerts, so compared
+	 * by size) and the same alerts as one host at a time */
+	CHECK_INT(count(c, "SELECT count(*) FROM detector_state m JOIN detector_state n "
+			   "ON n.host = 'n' || substr(m.host, 2) WHERE m.host LIKE 'm-%' "
+			   "AND length(m.state) = length(n.state) AND length(m.state) > 0 "
+			   "AND m.last_ts_ms = n.last_ts_ms AND m.interval_ms = n.interval_ms"), 3);
+	int64_t nm = count(c, "SELECT count(*) FROM alerts WHERE host LIKE 'm-%'");
+	CHECK(nm >= 2);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE host LIKE 'n-%'"), nm);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts m JOIN alerts n ON n.host = 'n' || substr(m.host, 2) "
+			   "AND n.kind = m.kind AND n.state = m.state AND n.severity = m.severity "
+			   "AND n.started_at = m.started_at AND n.evidence = m.evidence WHERE m.host LIKE 'm-%'"), nm);
+	detect_engine_free(eng);
+}
+
+/* The overrides are read once and again only after they changed. */
+static void test_overrides_cache(PGconn *c)
+{
+	struct detect_engine *eng = detect_engine_new();
+	struct trace t = { "ovr-1", T0, 0, 0 };
+
+	CHECK_INT(batch(c, eng, &t, 2, 0, 1), 0);
+	CHECK_INT(detect_engine_ovr_loads(eng), 1);
+	CHECK_INT(batch(c, eng, &t, 2, 0, 1), 0);
+	CHECK_INT(batch(c, eng, &t, 2, 0, 0), 0);
+	CHECK_INT(detect_engine_ovr_loads(eng), 1);
+	/* a change by anyone (here plain SQL) moves the version */
+	exec_sql(c, "INSERT INTO detector_overrides (host, kind, params) VALUES ('ovr-1', 'thrash', '{\"hold_s\": 60}')");
+	CHECK_INT(batch(c, eng, &t, 2, 0, 1), 0);
+	CHECK_INT(detect_engine_ovr_loads(eng), 2);
+	CHECK_INT(batch(c, eng, &t, 2, 0, 1), 0);
+	CHECK_INT(detect_engine_ovr_loads(eng), 2);
+	exec_sql(c, "DELETE FROM detector_overrides WHERE host = 'ovr-1'");
+	CHECK_INT(batch(c, eng, &t, 2, 0, 1), 0);
+	CHECK_INT(detect_engine_ovr_loads(eng), 3);
+	/* a change rolled back leaves the version as it was */
+	exec_sql(c, "BEGIN");
+	exec_sql(c, "DELETE FROM detector_overrides");
+	exec_sql(c, "ROLLBACK");
+	CHECK_INT(batch(c, eng, &t, 2, 0, 1), 0);
+	CHECK_INT(detect_engine_ovr_loads(eng), 3);
+	detect_engine_free(eng);
 }
 
 static void test_adopt_open(PGconn *c)
@@ -349,13 +429,15 @@ int main(void)
 	if (PQstatus(c) != CONNECTION_OK || apply(c, "schema/010_alerts.sql") < 0 ||
 	    apply(c, "schema/011_detector_state.sql") < 0 || apply(c, "schema/012_detector_state_silent.sql") < 0 ||
 	    apply(c, "schema/040_notify.sql") < 0 ||	/* silences: the alerts query reads them */
-	    apply(c, "schema/050_overrides.sql") < 0) {
+	    apply(c, "schema/050_overrides.sql") < 0 || apply(c, "schema/060_overrides_version.sql") < 0) {
 		fprintf(stderr, "could not prepare the test database: %s", PQerrorMessage(c));
 		return 1;
 	}
 
 	test_lifecycle(c);
 	test_row_lock(c, db.conninfo);
+	test_many_hosts(c);
+	test_overrides_cache(c);
 	test_adopt_open(c);
 	test_silent(c);
 	test_filters(c);
