@@ -2,6 +2,7 @@
 #include "gen.h"
 #include "dict.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -218,4 +219,98 @@ int gen_host_sample(const struct gen_host *h, int64_t ts_ms, struct sample *s)
 	json_decref(j);
 	free(buf);
 	return rc;
+}
+
+/* ---- gen_host_refresh: the bulk loader's fast path ---- */
+
+/* Dict ids of the names gen_host_json writes and gen_host_step moves,
+ * interned once (ids are process-wide and never change). */
+static struct {
+	uint32_t vm[NVM], mi[NMI], psi_avg10[3], psi_some[3], psi_full[3];
+	uint32_t cs[NCS], ce[NCE], cg_psi_some, cg_psi_full, cg_current;
+} ids;
+static pthread_once_t ids_once = PTHREAD_ONCE_INIT;
+
+static uint32_t id_of(const char *prefix, const char *name)
+{
+	char buf[160];
+	int n = snprintf(buf, sizeof(buf), "%s%s", prefix, name);
+	return n > 0 && (size_t)n < sizeof(buf) ? dict_intern(buf, (size_t)n) : 0;
+}
+
+static void intern_ids(void)
+{
+	static const char *const res[] = { "memory", "io", "cpu" };
+	char buf[64];
+
+	for (size_t i = 0; i < NVM; i++)
+		ids.vm[i] = id_of("vmstat.", vmstat_names[i]);
+	for (size_t i = 0; i < NMI; i++)
+		ids.mi[i] = id_of("meminfo.", meminfo_names[i]);
+	for (int r = 0; r < 3; r++) {
+		snprintf(buf, sizeof(buf), "psi.%s.some.", res[r]);
+		ids.psi_avg10[r] = id_of(buf, "avg10");
+		ids.psi_some[r] = id_of(buf, "total");
+		snprintf(buf, sizeof(buf), "psi.%s.full.", res[r]);
+		ids.psi_full[r] = id_of(buf, "total");
+	}
+	for (size_t i = 0; i < NCS; i++)
+		ids.cs[i] = id_of("stat.", cgstat_names[i]);
+	for (size_t i = 0; i < NCE; i++)
+		ids.ce[i] = id_of("events.", cgevent_names[i]);
+	ids.cg_psi_some = id_of("psi.some.", "total");
+	ids.cg_psi_full = id_of("psi.full.", "total");
+	ids.cg_current = id_of("", "memory_current");
+}
+
+/* Sets the value of id in a sorted set; -1 when it is not there. */
+static int set_value(struct sset *m, uint32_t id, int64_t v)
+{
+	size_t lo = 0, hi = m->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (m->f[mid].id == id) {
+			m->f[mid].v = v;
+			return 0;
+		}
+		if (m->f[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+int gen_host_refresh(const struct gen_host *h, int64_t ts_ms, struct sample *s)
+{
+	int bad = 0;
+
+	pthread_once(&ids_once, intern_ids);
+	if ((size_t)h->ncg != s->ncg)
+		return -1;
+	s->ts_ms = ts_ms;
+	for (size_t i = 0; i < NVM; i++)
+		bad |= set_value(&s->m, ids.vm[i], h->vm[i]);
+	for (size_t i = 0; i < NMI; i++)
+		bad |= set_value(&s->m, ids.mi[i], h->mi[i]);
+	for (int r = 0; r < 3; r++) {
+		/* avg10 is printed as 0.0N percent: N centi-percent */
+		bad |= set_value(&s->m, ids.psi_avg10[r], h->psi_total[r][0] % 7);
+		bad |= set_value(&s->m, ids.psi_some[r], h->psi_total[r][0]);
+		bad |= set_value(&s->m, ids.psi_full[r], h->psi_total[r][1]);
+	}
+	for (int c = 0; c < h->ncg; c++) {
+		const struct gen_cg *g = &h->cg[c];
+		struct cgsample *cs = &s->cg[c];
+		if (strcmp(cs->path, g->path) != 0)
+			return -1;
+		for (size_t i = 0; i < NCS; i++)
+			bad |= set_value(&cs->m, ids.cs[i], g->stat[i]);
+		for (size_t i = 0; i < NCE; i++)
+			bad |= set_value(&cs->m, ids.ce[i], g->events[i]);
+		bad |= set_value(&cs->m, ids.cg_psi_some, g->psi_total[0]);
+		bad |= set_value(&cs->m, ids.cg_psi_full, g->psi_total[1]);
+		bad |= set_value(&cs->m, ids.cg_current, g->current);
+	}
+	return bad ? -1 : 0;
 }

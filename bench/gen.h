@@ -33,4 +33,11 @@ int gen_host_json(const struct gen_host *h, int64_t ts_ms, char *buf, size_t cap
  * the current state at ts_ms. Returns 0, or -1 when out of memory. */
 int gen_host_sample(const struct gen_host *h, int64_t ts_ms, struct sample *s);
 
+/* The bulk loader's fast path: updates s, made by gen_host_sample (or a
+ * copy of one) for the same host, to the host's current state at ts_ms
+ * without rendering and parsing JSON, so that it equals what
+ * gen_host_sample would give now (tests/unit/test_gen_refresh.c). Returns
+ * 0, or -1 when s does not have the host's shape. */
+int gen_host_refresh(const struct gen_host *h, int64_t ts_ms, struct sample *s);
+
 #endif
