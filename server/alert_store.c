@@ -4,10 +4,9 @@
  * 'epoch' + n ms, which is exact (no float rounding of sample times). */
 #include "alert_store.h"
 #include "pgarr.h"
+#include "pgbin.h"
 #include "pgfail.h"
 #include "store_internal.h"
-
-#include <arpa/inet.h>
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -224,19 +223,14 @@ out:
 	return rc;
 }
 
-/* A bytea[] parameter in PostgreSQL's binary array format (array_send):
- * the states travel as they are, without hex text both ways. */
+/* The states as a binary bytea[] parameter (pgbin.h): they travel as they
+ * are, without hex text both ways. */
 static int bytea_array(struct cbuf *b, const struct det_state_save *s, size_t n)
 {
-	uint32_t hdr[5] = { htonl(1), htonl(0), htonl(17 /* bytea */), htonl((uint32_t)n), htonl(1) };
-	int bad = cbuf_put(b, hdr, sizeof(hdr));
-	for (size_t i = 0; i < n && !bad; i++) {
-		uint32_t len = htonl((uint32_t)s[i].len);
-		bad |= cbuf_put(b, &len, 4);
-		if (s[i].len)
-			bad |= cbuf_put(b, s[i].buf, s[i].len);
-	}
-	return bad ? -1 : 0;
+	int bad = pgbin_bytea_begin(b);
+	for (size_t i = 0; i < n && !bad; i++)
+		bad |= pgbin_bytea_add(b, s[i].buf ? s[i].buf : (const uint8_t *)"", s[i].len);
+	return bad | pgbin_bytea_end(b);
 }
 
 int alert_store_save_states(PGconn *c, const struct det_state_save *s, size_t n, char *err, size_t errlen)

@@ -20,6 +20,7 @@
 
 #include "dict.h"
 #include "pgarr.h"
+#include "pgbin.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -744,9 +745,12 @@ static int insert_rows(struct put *p)
 		cbuf_init(bufs[i]);
 	for (int i = 0; i < HU_COLS + 2; i++)
 		cbuf_init(&more[i]);
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 4; i++)
 		if (arr_begin(bufs[i]) < 0)
 			goto nomem;
+	/* the encoded rows go as binary bytea[] (pgbin.h) */
+	if (pgbin_bytea_begin(&a_d) < 0 || pgbin_bytea_begin(&a_c) < 0)
+		goto nomem;
 	for (size_t hi = 0; hi < p->nh; hi++) {
 		struct hreq *h = &p->hosts[hi];
 		for (size_t i = h->first; i < h->end; i++) {
@@ -774,8 +778,8 @@ static int insert_rows(struct put *p)
 				goto nomem;
 			if (arr_num(&a_h, h->id) < 0 || arr_num(&a_b, it->boot) < 0 ||
 			    arr_sep(&a_k) < 0 || cbuf_put(&a_k, kf ? "t" : "f", 1) < 0 ||
-			    arr_num(&a_t, s->ts_ms) < 0 || arr_bytea(&a_d, d.p, d.len) < 0 ||
-			    arr_bytea(&a_c, s->ncg ? c.p : NULL, c.len) < 0)
+			    arr_num(&a_t, s->ts_ms) < 0 || pgbin_bytea_add(&a_d, d.p, d.len) < 0 ||
+			    pgbin_bytea_add(&a_c, s->ncg ? c.p : NULL, c.len) < 0)
 				goto nomem;
 			nrows++;
 			h->nfresh++;
@@ -808,18 +812,22 @@ static int insert_rows(struct put *p)
 			goto nomem;
 	if (host_arrays(p, more) < 0 || touch_arrays(p, &more[HU_COLS], &more[HU_COLS + 1]) < 0)
 		goto nomem;
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 4; i++)
 		if (arr_end(bufs[i]) < 0)
 			goto nomem;
+	if (pgbin_bytea_end(&a_d) < 0 || pgbin_bytea_end(&a_c) < 0)
+		goto nomem;
 	for (int i = 0; i < HU_COLS + 2; i++)
 		if (arr_end(&more[i]) < 0)
 			goto nomem;
 	const char *prm[6 + HU_COLS + 2] = { (const char *)a_h.p, (const char *)a_b.p, (const char *)a_k.p,
 					     (const char *)a_t.p, (const char *)a_d.p, (const char *)a_c.p };
+	int lens[6 + HU_COLS + 2] = { [4] = (int)a_d.len, [5] = (int)a_c.len };
+	int fmts[6 + HU_COLS + 2] = { [4] = 1, [5] = 1 };
 	for (int i = 0; i < HU_COLS + 2; i++)
 		prm[6 + i] = (const char *)more[i].p;
-	rc = store_q_prep(p->c, STORE_PREP_WRITE, write_sql, 6 + HU_COLS + 2, prm, 0, NULL, "store samples",
-			  p->err, p->errlen);
+	rc = store_q_prep_fmt(p->c, STORE_PREP_WRITE, write_sql, 6 + HU_COLS + 2, prm, lens, fmts, 0, NULL,
+			      "store samples", p->err, p->errlen);
 	if (rc == STORE_OK)
 		rc = rollup_acc_write(&p->roll, p->c, p->err, p->errlen);
 	goto out;
