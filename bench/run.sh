@@ -19,6 +19,9 @@
 #     Chromium, BENCH_BROWSER_RUNS (7) fresh loads each, p50/p99; screenshots
 #     of the three views in bench/out/screens.
 # Results: a table on stdout and bench/out/results.json.
+# BENCH_PHASES (default 1,2,3,4,5) runs only the listed phases (2 needs 1);
+# BENCH_PGSS=1 loads pg_stat_statements and writes phase 1's top statements
+# to bench/out/pgss-ingest.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -31,7 +34,10 @@ QHOSTS=${BENCH_QHOSTS:-1000}
 QHOURS=${BENCH_QHOURS:-24}
 RESULTS=$OUT/results.jsonl
 : >"$RESULTS"
+PHASES=${BENCH_PHASES:-1,2,3,4,5}
+phase() { [[ ",$PHASES," == *",$1,"* ]]; }
 
+phase 4 || phase 5 || QHOSTS=0
 need_gb=$(( (QHOSTS * QHOURS * 360 * 600 + ${BENCH_WEEK_HOSTS:-10} * 168 * 360 * 12000) / 1000000000 + 5 ))
 free_gb=$(df -Pk "$OUT" | awk 'NR==2 {print int($4/1048576)}')
 if [ "$free_gb" -lt "$need_gb" ]; then
@@ -50,6 +56,11 @@ rm -rf "$(scripts/pg.sh dir "$OUT/pg")"/data
 BASE=$(scripts/pg.sh start "$OUT/pg" "$PG_PORT")
 PGDATA_DIR=$(scripts/pg.sh dir "$OUT/pg")/data
 psqlc() { psql "$BASE" -v ON_ERROR_STOP=1 -qtAc "$1"; }
+if [ "${BENCH_PGSS:-0}" = 1 ]; then
+	psqlc "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"
+	scripts/pg.sh stop "$OUT/pg"
+	BASE=$(scripts/pg.sh start "$OUT/pg" "$PG_PORT")
+fi
 mkdb() { psqlc "DROP DATABASE IF EXISTS $1" && psqlc "CREATE DATABASE $1"; echo "${BASE/dbname=vmscope/dbname=$1}"; }
 
 # CPU seconds (user+sys) of a process tree: the server, or the postmaster and its children.
@@ -80,6 +91,7 @@ stop_server() { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; serv
 db_bytes() { psql "$1" -qtAc "SELECT pg_database_size(current_database())"; }
 
 # --- 1. ingest, closed loop -----------------------------------------------------------
+if phase 1; then
 DB=$(mkdb bench_ingest)
 start_server "$DB"
 # warm-up: every host posts at least once (creating its host, cgroup, boot and
@@ -87,12 +99,17 @@ start_server "$DB"
 "$BIN/vmscope-loadgen" --server "http://127.0.0.1:$SPORT" --token benchtoken --hosts "$HOSTS" \
 	--cgroups 20 --duration "${BENCH_WARM_S:-30}" --concurrency 16 --json >"$OUT/warmup.json"
 uptime >"$OUT/uptime-ingest.txt"
+[ "${BENCH_PGSS:-0}" = 1 ] && psql "$DB" -qtAc "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()" >/dev/null
 b0=$(db_bytes "$DB")
 s0=$(cpu_of "$server_pid"); p0=$(cpu_of $(pg_pids))
 "$BIN/vmscope-loadgen" --server "http://127.0.0.1:$SPORT" --token benchtoken --hosts "$HOSTS" \
 	--cgroups 20 --duration "$INGEST_S" --concurrency 16 --json >"$OUT/ingest.json"
 s1=$(cpu_of "$server_pid"); p1=$(cpu_of $(pg_pids))
 uptime >>"$OUT/uptime-ingest.txt"
+[ "${BENCH_PGSS:-0}" = 1 ] && psql "$DB" -qAc "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms, \
+	round(mean_exec_time::numeric, 3) AS mean_ms, round(mean_plan_time::numeric, 3) AS plan_ms, \
+	left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query FROM pg_stat_statements \
+	ORDER BY total_exec_time DESC LIMIT 20" >"$OUT/pgss-ingest.txt"
 psqlc "CHECKPOINT" >/dev/null
 b1=$(db_bytes "$DB")
 python3 - "$OUT/ingest.json" "$s0" "$s1" "$p0" "$p1" "$b0" "$b1" "$TCK" >>"$RESULTS" <<'PY'
@@ -108,12 +125,14 @@ print(json.dumps({"phase": "ingest_closed_loop_20cg", **r, "warmup_samples": w["
   "bytes_per_sample_20cg": round((b1 - b0) / n)}))
 PY
 # --- 2. latency at 1,000 samples/s -------------------------------------------------------
-"$BIN/vmscope-loadgen" --server "http://127.0.0.1:$SPORT" --token benchtoken --hosts "$HOSTS" \
+phase 2 && "$BIN/vmscope-loadgen" --server "http://127.0.0.1:$SPORT" --token benchtoken --hosts "$HOSTS" \
 	--cgroups 20 --duration 30 --concurrency 64 --rate 1000 --json |
 	python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"ingest_at_1000_per_s",**r}))' >>"$RESULTS"
 stop_server
+fi
 
 # --- 3. host-level bytes per sample --------------------------------------------------------
+if phase 3; then
 DB=$(mkdb bench_size)
 start_server "$DB"
 b0=$(db_bytes "$DB")
@@ -124,8 +143,10 @@ b1=$(db_bytes "$DB")
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps({"phase":"host_level_size","samples":r["samples_ok"],"samples_per_s":r["samples_per_s"],"bytes_per_host_sample":round((int(sys.argv[3])-int(sys.argv[2]))/r["samples_ok"])}))' \
 	"$OUT/size.json" "$b0" "$b1" >>"$RESULTS"
 stop_server
+fi
 
 # --- 4. queries over a fleet-sized history ----------------------------------------------
+if phase 4 || phase 5; then
 DB=$(mkdb bench_query)
 "$BIN/vmscope-bulkload" --db "$DB" --prefix fleet --hosts "$QHOSTS" --hours "$QHOURS" --cgroups 0 --threads 2 |
 	python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"bulkload_fleet",**r}))' >>"$RESULTS"
@@ -158,9 +179,12 @@ for u in "$S/api/v1/alerts" "$S/api/v1/alerts?state=open" "$S/api/v1/alerts?host
 	bench/querylat.py "$u" "${BENCH_QUERIES:-50}" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"query",**r}))' >>"$RESULTS"
 done
 stop_server
+fi
 # --- 5. the dashboard in headless Chromium: fleet view and a 7-day host view ---------------
+if phase 5; then
 BIN="$BIN" bench/browser.sh "$DB" >>"$RESULTS"
 BENCH_PG_BASE="$BASE" BIN="$BIN" bench/compare_bench.sh >>"$RESULTS"
+fi
 python3 - "$RESULTS" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
