@@ -202,15 +202,26 @@ int rollup_acc_add(struct rollup_acc *a, int32_t host_id, int64_t ts, int boot,
 	return 0;
 }
 
-static int arr_dbl(struct cbuf *b, bool null, double v)
+/* One element; none (no value in the bucket) as NaN, which the statement
+ * turns into NULL: an array without NULLs is subscripted in constant time,
+ * one with NULLs by counting the bitmap up to the element. Rates and gauges
+ * are never NaN themselves. */
+static int put_dbl(struct cbuf *b, bool first, bool none, double v)
 {
 	char num[40];
-	int n = null ? snprintf(num, sizeof(num), "NULL") : snprintf(num, sizeof(num), "%.17g", v);
-	return arr_sep(b) | cbuf_put(b, num, (size_t)n);
+	int n = none ? snprintf(num, sizeof(num), "%sNaN", first ? "" : ",")
+		     : snprintf(num, sizeof(num), "%s%.17g", first ? "" : ",", v);
+	return cbuf_put(b, num, (size_t)n);
 }
 
-/* The merge statement, built once: 4 + 4 * ROLLUP_NSLOT array parameters. */
-static char write_sql[16384];
+/* The merge statement, built once. The cells travel as 8 parameters: 4
+ * one-dimensional arrays (host, cgroup, bucket, n) and 4 two-dimensional
+ * ones, one row of ROLLUP_NSLOT per cell (counts, sums, minima, maxima).
+ * It used to be 4 + 4 * ROLLUP_NSLOT one-dimensional arrays: PostgreSQL
+ * looks up the input function and parses an array literal per parameter,
+ * and with one or a few cells per ingest transaction those 136 conversions
+ * were most of the statement's cost (pg_stat_statements, docs/scaling.md). */
+static char write_sql[32768];
 static pthread_once_t write_once = PTHREAD_ONCE_INIT;
 
 static void build_write_sql(void)
@@ -220,14 +231,17 @@ static void build_write_sql(void)
 			      "INSERT INTO rollup_5m AS r (host_id, cgroup_id, bucket_ms, n");
 	for (int i = 0; i < ROLLUP_NSLOT; i++)
 		o += (size_t)snprintf(write_sql + o, cap - o, ", n%d, s%d, lo%d, hi%d", i, i, i, i);
-	o += (size_t)snprintf(write_sql + o, cap - o,
-			      ") SELECT * FROM unnest($1::int[], $2::int[], $3::bigint[], $4::int[]");
+	o += (size_t)snprintf(write_sql + o, cap - o, ") SELECT u.h, u.c, u.b, u.n");
+	/* (a cell's slots: row u.o of the 2-D arrays) */
 	for (int i = 0; i < ROLLUP_NSLOT; i++)
 		o += (size_t)snprintf(write_sql + o, cap - o,
-				      ", $%d::smallint[], $%d::float8[], $%d::real[], $%d::real[]",
-				      5 + 4 * i, 6 + 4 * i, 7 + 4 * i, 8 + 4 * i);
+				      ", ($5::smallint[])[u.o::int][%d], ($6::float8[])[u.o::int][%d]"
+				      ", nullif(($7::real[])[u.o::int][%d], 'NaN'), nullif(($8::real[])[u.o::int][%d], 'NaN')",
+				      i + 1, i + 1, i + 1, i + 1);
 	o += (size_t)snprintf(write_sql + o, cap - o,
-			      ") ON CONFLICT (host_id, cgroup_id, bucket_ms) DO UPDATE SET n = r.n + excluded.n");
+			      " FROM unnest($1::int[], $2::int[], $3::bigint[], $4::int[]) WITH ORDINALITY "
+			      "AS u(h, c, b, n, o)"
+			      " ON CONFLICT (host_id, cgroup_id, bucket_ms) DO UPDATE SET n = r.n + excluded.n");
 	for (int i = 0; i < ROLLUP_NSLOT; i++)
 		o += (size_t)snprintf(write_sql + o, cap - o,
 				      ", n%d = r.n%d + excluded.n%d, s%d = r.s%d + excluded.s%d"
@@ -237,7 +251,7 @@ static void build_write_sql(void)
 
 int rollup_acc_write(const struct rollup_acc *a, PGconn *c, char *err, size_t errlen)
 {
-	enum { NCOL = 4 + 4 * ROLLUP_NSLOT };
+	enum { NCOL = 8 };
 	struct cbuf b[NCOL];
 	const char *prm[NCOL];
 	int bad = 0, rc;
@@ -253,11 +267,17 @@ int rollup_acc_write(const struct rollup_acc *a, PGconn *c, char *err, size_t er
 		const struct rollup_cell *x = &a->c[j];
 		bad |= arr_num(&b[0], x->host_id) | arr_num(&b[1], 0) | arr_num(&b[2], x->bucket_ms) |
 		       arr_num(&b[3], x->n);
+		for (int k = 4; k < NCOL; k++)
+			bad |= cbuf_put(&b[k], j ? ",{" : "{", j ? 2 : 1);
 		for (int i = 0; i < ROLLUP_NSLOT; i++) {
 			bool none = x->cnt[i] == 0;
-			bad |= arr_num(&b[4 + 4 * i], x->cnt[i]) | arr_dbl(&b[5 + 4 * i], false, x->sum[i]) |
-			       arr_dbl(&b[6 + 4 * i], none, x->lo[i]) | arr_dbl(&b[7 + 4 * i], none, x->hi[i]);
+			char num[16];
+			int nn = snprintf(num, sizeof(num), "%s%d", i ? "," : "", x->cnt[i]);
+			bad |= cbuf_put(&b[4], num, (size_t)nn) | put_dbl(&b[5], i == 0, false, x->sum[i]) |
+			       put_dbl(&b[6], i == 0, none, x->lo[i]) | put_dbl(&b[7], i == 0, none, x->hi[i]);
 		}
+		for (int k = 4; k < NCOL; k++)
+			bad |= cbuf_put(&b[k], "}", 1);
 	}
 	for (int k = 0; k < NCOL; k++) {
 		bad |= arr_end(&b[k]);
