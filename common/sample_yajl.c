@@ -25,6 +25,7 @@
  */
 #include "sample_body.h"
 #include "dict.h"
+#include "name_cache.h"
 
 #include <errno.h>
 #include <math.h>
@@ -71,13 +72,20 @@ static const char *const psi_res[] = { "memory", "io", "cpu" };
 static const char *const psi_kind[] = { "some", "full" };
 static const char *const psi_avg[] = { "avg10", "avg60", "avg300" };
 
+/* Fixed names' slots in the name cache (nc_fixed): meta.*, the cgroup
+ * scalars, then PSI by ((resource 0..3) * 2 + some/full) * 4 + field. */
+enum { FX_INTERVAL, FX_PAGE_SIZE, FX_MGLRU, FX_CG_SCALAR, FX_PSI = FX_CG_SCALAR + 3 };
+
 struct frame {
 	unsigned char kind;	/* enum ctx */
 	unsigned char key;	/* enum key of the current member */
 	unsigned char nullable;	/* X_MAP: null allowed (settings) */
 	unsigned char res;	/* X_PSI_RES / X_PSI_LINE: 0..2 host resource, 3 cgroup */
 	unsigned char line;	/* X_PSI_LINE: 0 some, 1 full */
+	unsigned char mk;	/* X_MAP: enum nc_map (name_cache.h) */
+	uint32_t pos;		/* X_MAP: keys read so far (the position in the name cache) */
 	uint32_t obj;		/* object number for duplicate keys; 0 when not checked */
+	uint32_t known;		/* bit k: known key k (enum key) seen in this object */
 	const char *prefix;	/* X_MAP: "vmstat." */
 	const char *name;	/* X_MAP: "vmstat", "memory_stat" (for messages) */
 	/* set once when the frame is pushed, not per value (snprintf per value
@@ -111,6 +119,9 @@ struct yp {
 	char key[METRIC_NAME_MAXLEN + 1];
 	size_t keylen;
 	bool key_ascii;			/* printable ASCII, at most 64: can be named */
+	/* X_MAP: the key's id from the name cache (0: intern it) and its slot */
+	uint32_t map_id;
+	struct nc_slot *map_slot;
 	/* duplicate keys */
 	struct kslot *ks;
 	size_t kcap, kn;
@@ -207,11 +218,9 @@ static uint32_t intern2(const char *prefix, const char *key, size_t klen)
 	return dict_intern(buf, lp + klen);
 }
 
-static int add_field(struct yp *p, struct sset *m, const char *prefix, const char *key,
-		     size_t klen, int64_t v, const char *path)
+/* Adds (id, v) to m; id 0 means the dictionary refused the name. */
+static int add_id(struct yp *p, struct sset *m, uint32_t id, int64_t v, const char *path)
 {
-	uint32_t id = intern2(prefix, key, klen);
-
 	if (!id)
 		return failf(p, SB_SAMPLE, "%s: too many distinct metric names on this server", path);
 	if (sset_add(m, id, v) < 0)
@@ -299,10 +308,45 @@ static struct frame *top(struct yp *p)
 	return p->depth ? &p->st[p->depth - 1] : NULL;
 }
 
+/* a + b into dst (cap bytes), cut to fit. Paths are set once per object,
+ * and snprintf there was still ~2% of the parse. */
+static void path_cat(char *dst, size_t cap, const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la > cap - 1)
+		la = cap - 1;
+	memmove(dst, a, la);
+	if (lb > cap - 1 - la)
+		lb = cap - 1 - la;
+	memcpy(dst + la, b, lb);
+	dst[la + lb] = '\0';
+}
+
+/* a (at most 24 bytes of it, as "%.24s" did) + b + c; dst may be a. */
+static void path_cat3(char *dst, size_t cap, const char *a, const char *b, const char *c)
+{
+	char t[64];
+
+	path_cat(t, sizeof(t), b, c);
+	size_t la = strnlen(a, 24);
+	memmove(dst, a, la < cap - 1 ? la : cap - 1);
+	dst[la < cap - 1 ? la : cap - 1] = '\0';
+	path_cat(dst, cap, dst, t);
+}
+
 /* "cgroups[3]" for the cgroup being read. */
 static const char *cg_name(struct yp *p, char *buf, size_t n)
 {
-	snprintf(buf, n, "cgroups[%zu]", p->ncg - 1);
+	char num[24], *q = num + sizeof(num);
+	size_t i = p->ncg - 1;
+
+	*--q = '\0';
+	*--q = ']';
+	do
+		*--q = (char)('0' + i % 10);
+	while ((i /= 10) && q > num + 1);
+	path_cat(buf, n, "cgroups[", q);
 	return buf;
 }
 
@@ -362,15 +406,16 @@ static int sample_scalar(struct yp *p, struct frame *f, const struct val *v)
 	case K_INTERVAL:
 		if (!is_number(v) || !isfinite(v->d) || v->d < 0 || v->d > 86400)
 			return failf(p, SB_SAMPLE, "interval_s: expected a number of seconds from 0 to 86400");
-		return add_field(p, &s->m, "meta.", "interval_ms", 11, llround(v->d * 1000.0), "interval_s");
+		return add_id(p, &s->m, nc_fixed(FX_INTERVAL, "meta.interval_ms", 16),
+			      llround(v->d * 1000.0), "interval_s");
 	case K_PAGE_SIZE:
 		if (v->t != V_INT || v->i < 512 || v->i > (1 << 30))
 			return failf(p, SB_SAMPLE, "page_size: expected an integer number of bytes from 512 to 2^30");
-		return add_field(p, &s->m, "meta.", "page_size", 9, v->i, "page_size");
+		return add_id(p, &s->m, nc_fixed(FX_PAGE_SIZE, "meta.page_size", 14), v->i, "page_size");
 	case K_MGLRU:
 		if (v->t != V_BOOL)
 			return failf(p, SB_SAMPLE, "mglru: expected true or false");
-		return add_field(p, &s->m, "meta.", "mglru", 5, v->b, "mglru");
+		return add_id(p, &s->m, nc_fixed(FX_MGLRU, "meta.mglru", 10), v->b, "mglru");
 	case K_VMSTAT:
 	case K_MEMINFO:
 	case K_SETTINGS:
@@ -426,7 +471,8 @@ static int cgroup_scalar(struct yp *p, struct frame *f, const struct val *v)
 		if (!get_int(v, k > 0, &x))
 			return failf(p, SB_SAMPLE, "%s.%s: " INT_EXPECT "%s", cg_name(p, cn, sizeof(cn)),
 				     scal[k], k > 0 ? " or null" : "");
-		return add_field(p, &p->cg_m, "", scal[k], strlen(scal[k]), x, f->path);
+		return add_id(p, &p->cg_m, nc_fixed(FX_CG_SCALAR + (unsigned)k, scal[k], strlen(scal[k])),
+			      x, f->path);
 	}
 	default:
 		return 1;
@@ -436,6 +482,19 @@ static int cgroup_scalar(struct yp *p, struct frame *f, const struct val *v)
 static struct sset *psi_set(struct yp *p, const struct frame *f)
 {
 	return f->res < 3 ? &p->cur.m : &p->cg_m;
+}
+
+/* The id of a PSI field: fixed per (resource, some/full, field). */
+static uint32_t psi_id(const struct frame *f, unsigned field, const char *lp, const char *name,
+		       size_t len)
+{
+	char buf[48];
+	size_t l = strlen(lp);
+
+	memcpy(buf, lp, l);
+	memcpy(buf + l, name, len);
+	buf[l + len] = '\0';
+	return nc_fixed(FX_PSI + ((unsigned)f->res * 2 + f->line) * 4 + field, buf, l + len);
 }
 
 static int psi_line_scalar(struct yp *p, struct frame *f, const struct val *v)
@@ -448,12 +507,13 @@ static int psi_line_scalar(struct yp *p, struct frame *f, const struct val *v)
 		int64_t x;
 		if (!get_int(v, false, &x))
 			return failf(p, SB_SAMPLE, "%s.%s.total: " INT_EXPECT, path, kind);
-		return add_field(p, psi_set(p, f), lp, "total", 5, x, path);
+		return add_id(p, psi_set(p, f), psi_id(f, 3, lp, "total", 5), x, path);
 	}
 	const char *avg = psi_avg[f->key - K_AVG0];
 	if (!is_number(v) || !isfinite(v->d) || v->d < 0 || v->d > 100.0)
 		return failf(p, SB_SAMPLE, "%s.%s.%s: expected a percentage from 0 to 100", path, kind, avg);
-	return add_field(p, psi_set(p, f), lp, avg, strlen(avg), llround(v->d * 100.0), path);
+	return add_id(p, psi_set(p, f), psi_id(f, (unsigned)(f->key - K_AVG0), lp, avg, strlen(avg)),
+		      llround(v->d * 100.0), path);
 }
 
 /* A scalar value in the current context. Returns 1 to go on, 0 to stop. */
@@ -477,7 +537,12 @@ static int on_scalar(struct yp *p, const struct val *v)
 		const char *name = f->path;
 		if (!get_int(v, f->nullable, &x))
 			return failf(p, SB_SAMPLE, "%s.%s: " INT_EXPECT, name, p->key);
-		return add_field(p, m, f->prefix, p->key, p->keylen, x, name);
+		uint32_t id = p->map_id;
+		if (!id) {
+			id = intern2(f->prefix, p->key, p->keylen);
+			nc_store(p->map_slot, p->key, p->keylen, id);
+		}
+		return add_id(p, m, id, x, name);
 	}
 	case X_PSI:
 		if (f->key >= K_RES0 && f->key < K_RES0 + 3)
@@ -575,7 +640,8 @@ new_sample:
 				return 0;
 			top(p)->prefix = pre[k];
 			top(p)->name = nm[k];
-			snprintf(top(p)->path, sizeof(top(p)->path), "%s", nm[k]);
+			top(p)->mk = (unsigned char)(NC_VMSTAT + k);
+			path_cat(top(p)->path, sizeof(top(p)->path), nm[k], "");
 			top(p)->nullable = f->key == K_SETTINGS;
 			if (f->key == K_VMSTAT)
 				p->seen |= 4;
@@ -626,7 +692,8 @@ new_sample:
 				return 0;
 			top(p)->prefix = pre[k];
 			top(p)->name = nm[k];
-			snprintf(top(p)->path, sizeof(top(p)->path), "%.24s.%s", f->path, nm[k]);
+			top(p)->mk = (unsigned char)(NC_CG_STAT + k);
+			path_cat3(top(p)->path, sizeof(top(p)->path), f->path, ".", nm[k]);
 			top(p)->nullable = k == 2;
 			top(p)->res = 3;
 			return 1;
@@ -637,7 +704,7 @@ new_sample:
 			if (!push(p, X_PSI_RES, true))
 				return 0;
 			top(p)->res = 3;
-			snprintf(top(p)->path, sizeof(top(p)->path), "%.24s.psi", f->path);
+			path_cat3(top(p)->path, sizeof(top(p)->path), f->path, ".psi", "");
 			return 1;
 		case K_MEMORY_CURRENT: case K_MEMORY_MAX: case K_SWAP_CURRENT:
 			return cgroup_scalar(p, f, &(struct val){ .t = V_STR });	/* wrong type */
@@ -658,7 +725,7 @@ new_sample:
 			if (!push(p, X_PSI_RES, true))
 				return 0;
 			top(p)->res = r;
-			snprintf(top(p)->path, sizeof(top(p)->path), "psi.%s", psi_res[r]);
+			path_cat(top(p)->path, sizeof(top(p)->path), "psi.", psi_res[r]);
 			return 1;
 		}
 		return push(p, X_SKIP, is_object);
@@ -673,10 +740,10 @@ new_sample:
 			top(p)->line = line;
 			memcpy(top(p)->path, f->path, sizeof(f->path));
 			if (res < 3)
-				snprintf(top(p)->lp, sizeof(top(p)->lp), "psi.%s.%s.", psi_res[res],
-					 psi_kind[line]);
+				path_cat3(top(p)->lp, sizeof(top(p)->lp), "psi.", psi_res[res], ".");
 			else
-				snprintf(top(p)->lp, sizeof(top(p)->lp), "psi.%s.", psi_kind[line]);
+				path_cat(top(p)->lp, sizeof(top(p)->lp), "psi.", "");
+			path_cat3(top(p)->lp, sizeof(top(p)->lp), top(p)->lp, psi_kind[line], ".");
 			return 1;
 		}
 		return push(p, X_SKIP, is_object);
@@ -774,6 +841,9 @@ static int cb_end(void *ctx)
 	return rc;
 }
 
+static unsigned char classify(unsigned char kind, const unsigned char *k, size_t len);
+_Static_assert(K_TOTAL < 32, "known keys fit the per-object bit set");
+
 static int cb_key(void *ctx, const unsigned char *k, size_t len)
 {
 	struct yp *p = ctx;
@@ -786,7 +856,14 @@ static int cb_key(void *ctx, const unsigned char *k, size_t len)
 		if (f->kind == X_LABELS && ++p->nlabels > SAMPLE_MAX_LABELS)
 			return failf(p, SB_SAMPLE, "labels: expected an object of at most %d key -> string",
 				     SAMPLE_MAX_LABELS);
-		if (!metric_name_ok(k, len)) {
+		p->map_id = 0;
+		p->map_slot = NULL;
+		if (f->kind == X_MAP) {
+			p->map_slot = nc_slot((enum nc_map)f->mk, f->pos++);
+			p->map_id = nc_hit(p->map_slot, (const char *)k, len);
+		}
+		/* a key found in the name cache passed this check when it was stored */
+		if (!p->map_id && !metric_name_ok(k, len)) {
 			if (!utf8_strict(k, len))	/* jansson refuses it as JSON */
 				return failf(p, SB_SYNTAX, "invalid UTF-8 or NUL in an object key");
 			if (f->kind == X_LABELS)
@@ -805,14 +882,23 @@ static int cb_key(void *ctx, const unsigned char *k, size_t len)
 		f->key = K_MAPKEY;
 		return 1;
 	}
-	if (!utf8_strict(k, len))
+	/* a known key is plain lower-case ASCII: it needs neither check below */
+	unsigned char key = classify(f->kind, k, len);
+	if (key == K_OTHER && !utf8_strict(k, len))
 		return failf(p, SB_SYNTAX, "invalid UTF-8 or NUL in an object key");
-	int r = ks_insert(p, f->obj, k, len);
-	if (r < 0)
-		return failf(p, SB_NOMEM, "out of memory");
+	int r;
+	if (key != K_OTHER) {
+		/* a known key: one bit per object instead of the hash set */
+		r = !(f->known & (1u << key));
+		f->known |= 1u << key;
+	} else {
+		r = ks_insert(p, f->obj, k, len);
+		if (r < 0)
+			return failf(p, SB_NOMEM, "out of memory");
+	}
 	/* remember a short printable key, for naming an over-large integer */
 	p->key_ascii = len <= 64;
-	for (size_t i = 0; i < len && p->key_ascii; i++)
+	for (size_t i = 0; key == K_OTHER && i < len && p->key_ascii; i++)
 		p->key_ascii = k[i] >= 0x20 && k[i] < 0x7f && k[i] != '\\';
 	if (p->key_ascii) {
 		memcpy(p->key, k, len);
@@ -822,10 +908,16 @@ static int cb_key(void *ctx, const unsigned char *k, size_t len)
 	if (r == 0)
 		return failf(p, p->in_sample ? SB_SAMPLE : SB_SYNTAX, "duplicate key \"%.64s\"",
 			     p->key_ascii ? p->key : "(not printable)");
+	f->key = key;
+	return 1;
+}
 
+/* Which known key k[0..len) is in an object of this kind; K_OTHER if none. */
+static unsigned char classify(unsigned char kind, const unsigned char *k, size_t len)
+{
 #define IS(lit) (len == sizeof(lit) - 1 && memcmp(k, lit, sizeof(lit) - 1) == 0)
 	unsigned char key = K_OTHER;
-	switch (f->kind) {
+	switch (kind) {
 	case X_SAMPLE:
 		if (IS("host")) key = K_HOST;
 		else if (IS("ts")) key = K_TS;
@@ -872,8 +964,7 @@ static int cb_key(void *ctx, const unsigned char *k, size_t len)
 		break;
 	}
 #undef IS
-	f->key = key;
-	return 1;
+	return key;
 }
 
 static int cb_null(void *ctx)
@@ -903,10 +994,21 @@ static int cb_number(void *ctx, const char *s, size_t len)
 	/* yajl checked the grammar: -?[0-9]+ then maybe .[0-9]+ and [eE][+-]?[0-9]+ */
 	bool neg = s[0] == '-', real = false;
 	uint64_t u = 0;
-	for (size_t i = neg; i < len; i++) {
+	size_t i = neg;
+	/* 19 digits cannot overflow 64 bits: no check per digit up to there */
+	size_t fast = len - i <= 19 ? len : i + 19;
+	for (; i < fast; i++) {
 		unsigned d = (unsigned)(s[i] - '0');
 		if (d > 9) {
 			real = true;	/* '.', 'e' or 'E' */
+			break;
+		}
+		u = u * 10 + d;
+	}
+	for (; !real && i < len; i++) {
+		unsigned d = (unsigned)(s[i] - '0');
+		if (d > 9) {
+			real = true;
 			break;
 		}
 		if (u > UINT64_MAX / 10 || u * 10 > UINT64_MAX - d)
@@ -928,6 +1030,27 @@ static int cb_number(void *ctx, const char *s, size_t len)
 		v.i = neg ? (int64_t)(0 - u) : (int64_t)u;
 		v.d = (double)v.i;
 		return on_scalar(p, &v);
+	}
+	/* "12.34": at most 15 significant digits and no exponent is an exact
+	 * integer divided by an exact power of ten, one correctly rounded
+	 * operation: the very double strtod gives (PSI averages, ts). */
+	if (s[i] == '.') {
+		static const double p10[] = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+					      1e11, 1e12, 1e13, 1e14, 1e15 };
+		size_t intd = i - neg, j = i + 1;
+		uint64_t m = u;
+		for (; j < len && s[j] >= '0' && s[j] <= '9'; j++)
+			m = m * 10 + (unsigned)(s[j] - '0');
+		size_t fracd = j - i - 1;
+		/* a leading zero of the integer part is not a significant digit,
+		 * but counting it keeps the bound simple (and safe) */
+		if (j == len && intd + fracd <= 15) {
+			v.t = V_REAL;
+			v.d = (double)m / p10[fracd];
+			if (neg)
+				v.d = -v.d;
+			return on_scalar(p, &v);
+		}
 	}
 	char small[64], *t = len < sizeof(small) ? small : malloc(len + 1);
 	if (!t)

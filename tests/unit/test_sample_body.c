@@ -6,6 +6,7 @@
  * Also the messages of the new parser name the field. */
 #include "harness.h"
 #include "../fuzz/body_diff.h"
+#include "dict.h"
 #include "gen.h"
 
 #include <dirent.h>
@@ -381,6 +382,41 @@ static void test_batch_limit(void)
 	free(buf);
 }
 
+/* The name cache (name_cache.h) remembers the key at each position of a
+ * map: keys that change places, a key replaced by another, a map that
+ * grows or shrinks, and the same layout under another map kind must all
+ * still give each value to its own name. */
+static void test_name_cache(void)
+{
+	static const char *const bodies[] = {
+		"{\"host\":\"c\",\"ts\":1,\"vmstat\":{\"nc_a\":1,\"nc_b\":2,\"nc_c\":3}}",
+		"{\"host\":\"c\",\"ts\":1,\"vmstat\":{\"nc_b\":1,\"nc_a\":2,\"nc_c\":3}}",
+		"{\"host\":\"c\",\"ts\":1,\"vmstat\":{\"nc_b\":1,\"nc_d\":2}}",
+		"{\"host\":\"c\",\"ts\":1,\"vmstat\":{\"nc_a\":1},\"meminfo\":{\"nc_a\":5,\"nc_b\":6}}",
+		"{\"host\":\"c\",\"ts\":1,\"vmstat\":{\"nc_a\":1,\"nc_a\":2}}",	/* duplicate */
+		"{\"host\":\"c\",\"ts\":1,\"vmstat\":{\"nc_b\":1,\"nc_a\":2,\"nc_c\":3}}",
+	};
+	for (int round = 0; round < 2; round++)
+		for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++)
+			same_str(bodies[i], i == 4 ? 0 : 1);
+	/* and by value: after the layout a-b-c, b-a-c gives nc_a 2 */
+	struct sample *s;
+	size_t n;
+	struct sample_body_err e;
+	int64_t v = 0;
+	CHECK_INT(sample_body_parse(bodies[0], strlen(bodies[0]), DEPTH, &s, &n, &e), 0);
+	sample_body_free(s, n);
+	CHECK_INT(sample_body_parse(bodies[1], strlen(bodies[1]), DEPTH, &s, &n, &e), 0);
+	CHECK(n == 1 && sset_get(&s[0].m, dict_lookup("vmstat.nc_a"), &v) == 1);
+	CHECK_INT(v, 2);
+	sample_body_free(s, n);
+	/* decimals converted without strtod must equal strtod's doubles */
+	same_str("{\"host\":\"c\",\"ts\":1764518400.123,\"interval_s\":9.999,\"vmstat\":{},"
+		 "\"psi\":{\"memory\":{\"some\":{\"avg10\":0.15,\"avg60\":99.99,\"avg300\":0.005,"
+		 "\"total\":1},\"full\":{\"avg10\":-0.0,\"avg60\":12.345678901234,\"avg300\":"
+		 "0.1234567890123456789,\"total\":2}}}}", 1);
+}
+
 int main(void)
 {
 	test_generated();
@@ -389,5 +425,6 @@ int main(void)
 	test_messages();
 	test_mutations();
 	test_batch_limit();
+	test_name_cache();
 	return harness_report("test_sample_body");
 }
