@@ -3,7 +3,6 @@
 #include "dict.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,68 +132,273 @@ void gen_host_step(struct gen_host *h, int64_t dt_ms)
 	}
 }
 
-/* appends with bounds checking; returns -1 once the buffer is full */
-static int put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
-{
-	va_list ap;
+/* Numbers in a rendered body that follow the host's state: where they are,
+ * how wide, what they show and where their value lives. */
+enum slot_kind { SK_INT, SK_NULLABLE, SK_MOD7, SK_TS };
 
-	if (*len >= cap)
-		return -1;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf + *len, cap - *len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= cap - *len)
-		return -1;
-	*len += (size_t)n;
-	return 0;
+struct gen_slot {
+	uint32_t off;
+	uint8_t width;
+	uint8_t kind;		/* enum slot_kind */
+	const int64_t *src;	/* NULL for SK_TS */
+	int64_t shown;
+};
+
+struct gen_body {
+	const struct gen_host *h;	/* rendered from; NULL: never rendered */
+	char *buf;
+	size_t cap, len;
+	struct gen_slot *slot;
+	size_t nslot, slotcap;
+	bool fresh;			/* slots are being recorded */
+	bool oom;
+};
+
+/* The renderer's state: into buf (cap), recording slots into b when set. */
+struct wr {
+	char *buf;
+	size_t cap, len;
+	int err;
+	struct gen_body *b;
+};
+
+static void lit(struct wr *w, const char *s, size_t n)
+{
+	if (w->err || n >= w->cap - w->len) {
+		w->err = 1;
+		return;
+	}
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+	w->buf[w->len] = '\0';
+}
+
+#define LIT(w, s) lit(w, s, sizeof(s) - 1)
+
+static void str(struct wr *w, const char *s)
+{
+	lit(w, s, strlen(s));
+}
+
+/* The text of a slot's value into t (at least 24 bytes); its length. */
+static size_t fmt_slot(enum slot_kind k, int64_t v, char *t)
+{
+	char tmp[24], *q = tmp + sizeof(tmp);
+	uint64_t u;
+	size_t n;
+
+	if (k == SK_NULLABLE && v == SAMPLE_NULL) {
+		memcpy(t, "null", 4);
+		return 4;
+	}
+	if (k == SK_MOD7) {
+		t[0] = '0';
+		t[1] = (char)('0' + v % 7);
+		return 2;
+	}
+	if (k == SK_TS) {
+		/* "%lld.%03lld" of seconds and milliseconds */
+		n = fmt_slot(SK_INT, v / 1000, t);
+		t[n] = '.';
+		t[n + 1] = (char)('0' + v % 1000 / 100);
+		t[n + 2] = (char)('0' + v % 100 / 10);
+		t[n + 3] = (char)('0' + v % 10);
+		return n + 4;
+	}
+	u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do
+		*--q = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--q = '-';
+	n = (size_t)(tmp + sizeof(tmp) - q);
+	memcpy(t, q, n);
+	return n;
+}
+
+static void num(struct wr *w, enum slot_kind k, const int64_t *src, int64_t v)
+{
+	char t[24];
+	size_t n = fmt_slot(k, v, t);
+	struct gen_body *b = w->b;
+
+	if (b && !w->err && !b->oom) {
+		if (b->nslot == b->slotcap) {
+			size_t ncap = b->slotcap ? b->slotcap * 2 : 512;
+			struct gen_slot *ns = realloc(b->slot, ncap * sizeof(*ns));
+			if (!ns) {
+				b->oom = true;
+				return;
+			}
+			b->slot = ns;
+			b->slotcap = ncap;
+		}
+		b->slot[b->nslot++] = (struct gen_slot){ (uint32_t)w->len, (uint8_t)n, (uint8_t)k, src, v };
+	}
+	lit(w, t, n);
+}
+
+static void render(struct wr *w, const struct gen_host *h, int64_t ts_ms)
+{
+	static const char *const res[] = { "memory", "io", "cpu" };
+	char boot[16];
+
+	snprintf(boot, sizeof(boot), "%012llx", (unsigned long long)h->boot);
+	LIT(w, "{\"host\":\"");
+	str(w, h->name);
+	LIT(w, "\",\"boot_id\":\"5f1c3a9e-0000-4000-8000-");
+	str(w, boot);
+	LIT(w, "\",\"ts\":");
+	num(w, SK_TS, NULL, ts_ms);
+	LIT(w, ",\"interval_s\":10,\"kernel\":\"6.1.0-18-amd64\",\"page_size\":4096,"
+	    "\"agent_version\":\"bench\",\"labels\":{\"role\":\"bench\"},\"vmstat\":{");
+	for (size_t i = 0; i < NVM; i++) {
+		if (i)
+			LIT(w, ",");
+		LIT(w, "\"");
+		str(w, vmstat_names[i]);
+		LIT(w, "\":");
+		num(w, SK_INT, &h->vm[i], h->vm[i]);
+	}
+	LIT(w, "},\"meminfo\":{");
+	for (size_t i = 0; i < NMI; i++) {
+		if (i)
+			LIT(w, ",");
+		LIT(w, "\"");
+		str(w, meminfo_names[i]);
+		LIT(w, "\":");
+		num(w, SK_INT, &h->mi[i], h->mi[i]);
+	}
+	LIT(w, "},\"psi\":{");
+	for (int r = 0; r < 3; r++) {
+		if (r)
+			LIT(w, ",");
+		LIT(w, "\"");
+		str(w, res[r]);
+		LIT(w, "\":{\"some\":{\"avg10\":0.");
+		num(w, SK_MOD7, &h->psi_total[r][0], h->psi_total[r][0]);
+		LIT(w, ",\"avg60\":0.00,\"avg300\":0.00,\"total\":");
+		num(w, SK_INT, &h->psi_total[r][0], h->psi_total[r][0]);
+		LIT(w, "},\"full\":{\"avg10\":0.00,\"avg60\":0.00,\"avg300\":0.00,\"total\":");
+		num(w, SK_INT, &h->psi_total[r][1], h->psi_total[r][1]);
+		LIT(w, "}}");
+	}
+	LIT(w, "},\"settings\":{\"vm.swappiness\":60,\"vm.dirty_ratio\":20,"
+	    "\"vm.dirty_background_ratio\":10,\"vm.dirty_bytes\":0,\"vm.dirty_background_bytes\":0,"
+	    "\"vm.min_free_kbytes\":67584,\"vm.watermark_scale_factor\":10},\"cgroups\":[");
+	for (int c = 0; c < h->ncg; c++) {
+		const struct gen_cg *g = &h->cg[c];
+		if (c)
+			LIT(w, ",");
+		LIT(w, "{\"path\":\"");
+		str(w, g->path);
+		LIT(w, "\",\"version\":2,\"memory_stat\":{");
+		for (size_t i = 0; i < NCS; i++) {
+			if (i)
+				LIT(w, ",");
+			LIT(w, "\"");
+			str(w, cgstat_names[i]);
+			LIT(w, "\":");
+			num(w, SK_INT, &g->stat[i], g->stat[i]);
+		}
+		LIT(w, "},\"events\":{");
+		for (size_t i = 0; i < NCE; i++) {
+			if (i)
+				LIT(w, ",");
+			LIT(w, "\"");
+			str(w, cgevent_names[i]);
+			LIT(w, "\":");
+			num(w, SK_INT, &g->events[i], g->events[i]);
+		}
+		LIT(w, "},\"psi\":{\"some\":{\"avg10\":0.00,\"avg60\":0.00,\"avg300\":0.00,\"total\":");
+		num(w, SK_INT, &g->psi_total[0], g->psi_total[0]);
+		LIT(w, "},\"full\":{\"avg10\":0.00,\"avg60\":0.00,\"avg300\":0.00,\"total\":");
+		num(w, SK_INT, &g->psi_total[1], g->psi_total[1]);
+		LIT(w, "}},\"memory_current\":");
+		num(w, SK_INT, &g->current, g->current);
+		LIT(w, ",\"memory_max\":");
+		num(w, SK_NULLABLE, &g->max, g->max);
+		LIT(w, ",\"swap_current\":0}");
+	}
+	LIT(w, "]}");
 }
 
 int gen_host_json(const struct gen_host *h, int64_t ts_ms, char *buf, size_t cap)
 {
-	size_t len = 0;
-	int rc = 0;
-	static const char *const res[] = { "memory", "io", "cpu" };
+	struct wr w = { buf, cap, 0, 0, NULL };
 
-	rc |= put(buf, cap, &len, "{\"host\":\"%s\",\"boot_id\":\"5f1c3a9e-0000-4000-8000-%012llx\","
-		  "\"ts\":%lld.%03lld,\"interval_s\":10,\"kernel\":\"6.1.0-18-amd64\",\"page_size\":4096,"
-		  "\"agent_version\":\"bench\",\"labels\":{\"role\":\"bench\"},\"vmstat\":{",
-		  h->name, (unsigned long long)h->boot, (long long)(ts_ms / 1000),
-		  (long long)(ts_ms % 1000));
-	for (size_t i = 0; i < NVM; i++)
-		rc |= put(buf, cap, &len, "%s\"%s\":%lld", i ? "," : "", vmstat_names[i], (long long)h->vm[i]);
-	rc |= put(buf, cap, &len, "},\"meminfo\":{");
-	for (size_t i = 0; i < NMI; i++)
-		rc |= put(buf, cap, &len, "%s\"%s\":%lld", i ? "," : "", meminfo_names[i], (long long)h->mi[i]);
-	rc |= put(buf, cap, &len, "},\"psi\":{");
-	for (int r = 0; r < 3; r++)
-		rc |= put(buf, cap, &len, "%s\"%s\":{\"some\":{\"avg10\":0.%02d,\"avg60\":0.00,\"avg300\":0.00,\"total\":%lld},"
-			  "\"full\":{\"avg10\":0.00,\"avg60\":0.00,\"avg300\":0.00,\"total\":%lld}}",
-			  r ? "," : "", res[r], (int)(h->psi_total[r][0] % 7), (long long)h->psi_total[r][0],
-			  (long long)h->psi_total[r][1]);
-	rc |= put(buf, cap, &len, "},\"settings\":{\"vm.swappiness\":60,\"vm.dirty_ratio\":20,"
-		  "\"vm.dirty_background_ratio\":10,\"vm.dirty_bytes\":0,\"vm.dirty_background_bytes\":0,"
-		  "\"vm.min_free_kbytes\":67584,\"vm.watermark_scale_factor\":10},\"cgroups\":[");
-	for (int c = 0; c < h->ncg; c++) {
-		const struct gen_cg *g = &h->cg[c];
-		rc |= put(buf, cap, &len, "%s{\"path\":\"%s\",\"version\":2,\"memory_stat\":{", c ? "," : "", g->path);
-		for (size_t i = 0; i < NCS; i++)
-			rc |= put(buf, cap, &len, "%s\"%s\":%lld", i ? "," : "", cgstat_names[i], (long long)g->stat[i]);
-		rc |= put(buf, cap, &len, "},\"events\":{");
-		for (size_t i = 0; i < NCE; i++)
-			rc |= put(buf, cap, &len, "%s\"%s\":%lld", i ? "," : "", cgevent_names[i], (long long)g->events[i]);
-		rc |= put(buf, cap, &len, "},\"psi\":{\"some\":{\"avg10\":0.00,\"avg60\":0.00,\"avg300\":0.00,\"total\":%lld},"
-			  "\"full\":{\"avg10\":0.00,\"avg60\":0.00,\"avg300\":0.00,\"total\":%lld}},"
-			  "\"memory_current\":%lld,", (long long)g->psi_total[0], (long long)g->psi_total[1],
-			  (long long)g->current);
-		if (g->max == SAMPLE_NULL)
-			rc |= put(buf, cap, &len, "\"memory_max\":null,\"swap_current\":0}");
-		else
-			rc |= put(buf, cap, &len, "\"memory_max\":%lld,\"swap_current\":0}", (long long)g->max);
+	if (!cap)
+		return -1;
+	render(&w, h, ts_ms);
+	return w.err ? -1 : (int)w.len;
+}
+
+struct gen_body *gen_body_new(void)
+{
+	return calloc(1, sizeof(struct gen_body));
+}
+
+void gen_body_free(struct gen_body *b)
+{
+	if (!b)
+		return;
+	free(b->buf);
+	free(b->slot);
+	free(b);
+}
+
+/* Renders h whole into b, recording the slots. */
+static int body_full(struct gen_body *b, const struct gen_host *h, int64_t ts_ms)
+{
+	for (;;) {
+		if (!b->buf) {
+			b->cap = b->cap ? b->cap : 64 * 1024;
+			if (!(b->buf = malloc(b->cap)))
+				return -1;
+		}
+		struct wr w = { b->buf, b->cap, 0, 0, b };
+		b->nslot = 0;
+		b->oom = false;
+		render(&w, h, ts_ms);
+		if (b->oom)
+			return -1;
+		if (!w.err) {
+			b->len = w.len;
+			b->h = h;
+			return 0;
+		}
+		if (b->cap >= 64u << 20)
+			return -1;
+		free(b->buf);
+		b->buf = NULL;
+		b->cap *= 2;
 	}
-	rc |= put(buf, cap, &len, "]}");
-	return rc ? -1 : (int)len;
+}
+
+const char *gen_body_render(struct gen_body *b, const struct gen_host *h, int64_t ts_ms, size_t *len)
+{
+	char t[24];
+
+	if (b->h != h)
+		goto full;
+	for (size_t i = 0; i < b->nslot; i++) {
+		struct gen_slot *sl = &b->slot[i];
+		int64_t v = sl->kind == SK_TS ? ts_ms : *sl->src;
+		if (v == sl->shown)
+			continue;
+		size_t n = fmt_slot((enum slot_kind)sl->kind, v, t);
+		if (n != sl->width)
+			goto full;	/* a number grew a digit: shift everything once */
+		memcpy(b->buf + sl->off, t, n);
+		sl->shown = v;
+	}
+	*len = b->len;
+	return b->buf;
+full:
+	if (body_full(b, h, ts_ms) < 0)
+		return NULL;
+	*len = b->len;
+	return b->buf;
 }
 
 int gen_host_sample(const struct gen_host *h, int64_t ts_ms, struct sample *s)

@@ -29,6 +29,19 @@ void gen_host_step(struct gen_host *h, int64_t dt_ms);
  * (cap bytes). Returns the length, or -1 when it does not fit. */
 int gen_host_json(const struct gen_host *h, int64_t ts_ms, char *buf, size_t cap);
 
+/* A host's body kept rendered between steps, for a load generator that
+ * must cost little CPU (it shares the cores with the server): after the
+ * first rendering only the numbers that changed since the last call and
+ * the ts are rewritten in place; the whole body is rendered again only when
+ * a number changes its width. The text is always what gen_host_json gives. */
+struct gen_body;
+struct gen_body *gen_body_new(void);
+void gen_body_free(struct gen_body *b);
+
+/* The body of h's current state at ts_ms (owned by b, valid until the next
+ * call) and its length in *len; NULL when out of memory. One b per host. */
+const char *gen_body_render(struct gen_body *b, const struct gen_host *h, int64_t ts_ms, size_t *len);
+
 /* Fills s (initialised by the function; release with sample_release) with
  * the current state at ts_ms. Returns 0, or -1 when out of memory. */
 int gen_host_sample(const struct gen_host *h, int64_t ts_ms, struct sample *s);

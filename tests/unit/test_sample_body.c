@@ -417,6 +417,30 @@ static void test_name_cache(void)
 		 "0.1234567890123456789,\"total\":2}}}}", 1);
 }
 
+/* The load generator's bodies patched in place (gen_body_render) are
+ * always the text gen_host_json renders afresh, across widths changing. */
+static void test_gen_body(void)
+{
+	static char want[1 << 17];
+	struct gen_host *h = gen_host_new("patch-01", 20, 7);
+	struct gen_body *b = gen_body_new();
+	int bad = 0;
+
+	CHECK(h && b);
+	for (int step = 0; h && b && step < 300; step++) {
+		size_t n = 0;
+		int64_t ts = 1764518400000LL + step * 9999LL;
+		const char *got = gen_body_render(b, h, ts, &n);
+		int wl = gen_host_json(h, ts, want, sizeof(want));
+		if (!got || wl < 0 || n != (size_t)wl || memcmp(got, want, n) != 0)
+			bad++;
+		gen_host_step(h, step % 7 == 0 ? 3600000 : 10000);	/* widths change now and then */
+	}
+	CHECK_INT(bad, 0);
+	gen_body_free(b);
+	gen_host_free(h);
+}
+
 int main(void)
 {
 	test_generated();
@@ -426,5 +450,6 @@ int main(void)
 	test_mutations();
 	test_batch_limit();
 	test_name_cache();
+	test_gen_body();
 	return harness_report("test_sample_body");
 }
