@@ -11,6 +11,7 @@
 #ifndef VMSCOPE_PGARR_H
 #define VMSCOPE_PGARR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,9 @@ int arr_num(struct cbuf *b, long long v);
 int arr_text(struct cbuf *b, const char *s);
 /* A quoted string, or NULL when s is NULL. */
 int arr_text_or_null(struct cbuf *b, const char *s);
+/* A float8 element that reads back as exactly v (a short decimal when v
+ * has one, else %.17g; no printf for the usual rates), or NULL. */
+int arr_float8(struct cbuf *b, bool null, double v);
 /* A bytea element in hex form, or NULL when p is NULL. */
 int arr_bytea(struct cbuf *b, const uint8_t *p, size_t n);
 int arr_end(struct cbuf *b);

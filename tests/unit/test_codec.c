@@ -3,8 +3,11 @@
  * single-metric lookups, and malformed input. */
 #include "harness.h"
 #include "codec.h"
+#include "pgarr.h"
 
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static uint64_t rng = 88172645463325252ULL;
 static uint64_t rnd(void)
@@ -203,6 +206,51 @@ static void test_malformed(void)
 	sset_release(&out);
 }
 
+/* The array literals of pgarr.c, written without printf: integers at the
+ * extremes, quoting, hex, and floats that must read back as the very same
+ * double (strtod is what PostgreSQL's float8in uses). */
+static void test_pgarr(void)
+{
+	struct cbuf b;
+
+	cbuf_init(&b);
+	CHECK(arr_begin(&b) == 0 && arr_num(&b, 0) == 0 && arr_num(&b, -7) == 0 &&
+	      arr_num(&b, INT64_MAX) == 0 && arr_num(&b, INT64_MIN) == 0 && arr_end(&b) == 0);
+	CHECK_STR((const char *)b.p, "{0,-7,9223372036854775807,-9223372036854775808}");
+	CHECK(arr_begin(&b) == 0 && arr_text(&b, "a\"b\\c") == 0 && arr_text_or_null(&b, NULL) == 0 &&
+	      arr_text(&b, "") == 0 && arr_bytea(&b, (const uint8_t *)"\x0a\xff", 2) == 0 && arr_end(&b) == 0);
+	CHECK_STR((const char *)b.p, "{\"a\\\"b\\\\c\",NULL,\"\",\"\\\\x0aff\"}");
+	/* a long bytea crosses the chunks */
+	uint8_t big[700];
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 7);
+	CHECK(arr_begin(&b) == 0 && arr_bytea(&b, big, sizeof(big)) == 0 && arr_end(&b) == 0);
+	CHECK_INT(strlen((const char *)b.p), 2 + 4 + 2 * sizeof(big) + 1);
+	CHECK(memcmp(b.p + 5 + 2 * 699, "1d\"}", 4) == 0);	/* 699 * 7 = 0x131d */
+	CHECK(arr_begin(&b) == 0 && arr_float8(&b, false, 12.5) == 0 && arr_float8(&b, true, 1) == 0 &&
+	      arr_float8(&b, false, -0.001) == 0 && arr_float8(&b, false, 3) == 0 && arr_end(&b) == 0);
+	CHECK_STR((const char *)b.p, "{12.5,NULL,-0.001,3}");
+	int bad = 0;
+	for (int i = 0; i < 200000; i++) {
+		double v;
+		uint64_t r = rnd();
+		switch (i % 4) {
+		case 0: v = (double)(r % 1000000) / 10.0; break;	/* rates over 10 s */
+		case 1: v = (double)(int64_t)(r % 100000000) / 3.0; break;
+		case 2: v = ldexp((double)(r >> 11), -(int)(r % 60)); break;
+		default: memcpy(&v, &r, sizeof(v)); if (!isfinite(v)) v = 1.0 / 3; break;
+		}
+		CHECK(arr_begin(&b) == 0 && arr_float8(&b, false, v) == 0 && arr_end(&b) == 0);
+		double back = strtod((const char *)b.p + 1, NULL);
+		if (memcmp(&back, &v, sizeof(v)) != 0) {
+			if (bad++ < 3)
+				fprintf(stderr, "arr_float8 %.17g gave %s\n", v, (const char *)b.p);
+		}
+	}
+	CHECK_INT(bad, 0);
+	cbuf_release(&b);
+}
+
 int main(void)
 {
 	test_varint();
@@ -210,5 +258,6 @@ int main(void)
 	test_fuzz_roundtrip();
 	test_cgroups();
 	test_malformed();
+	test_pgarr();
 	return harness_report("test_codec");
 }
