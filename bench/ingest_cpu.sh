@@ -7,7 +7,8 @@
 #                                  per request, 16 connections; BENCH_WARM_S (20) s of
 #                                  warm-up so every host exists, then BENCH_INGEST_S (30) s measured
 #   PERF=1 bench/ingest_cpu.sh     also `perf record -g` the server over the measured
-#                                  run (bench/out/ingest_cpu.perf.data)
+#                                  run (bench/out/ingest_cpu.perf.data), and the load
+#                                  generator (bench/out/ingest_cpu.loadgen.perf.data)
 # Prints one JSON line; the load average before and after goes with it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,14 +47,16 @@ for _ in $(seq 150); do
 	sleep 0.2
 done
 lg() {
-	"$BIN/vmscope-loadgen" --server "http://127.0.0.1:$SPORT" --token benchtoken --hosts "$HOSTS" \
+	$LG_WRAP "$BIN/vmscope-loadgen" --server "http://127.0.0.1:$SPORT" --token benchtoken --hosts "$HOSTS" \
 		--cgroups 20 --duration "$1" --concurrency 16 --json
 }
+LG_WRAP=
 lg "${BENCH_WARM_S:-20}" >"$OUT/ingest_cpu.warmup.json"
 l0=$(uptime | sed 's/.*load average: //')
 if [ "${PERF:-0}" = 1 ]; then
 	perf record -g -o "$OUT/ingest_cpu.perf.data" -p "$server_pid" >/dev/null 2>&1 &
 	perf_pid=$!
+	LG_WRAP="perf record -g -o $OUT/ingest_cpu.loadgen.perf.data --"
 fi
 s0=$(cpu_of "$server_pid"); p0=$(cpu_of $(pg_pids))
 lg "${BENCH_INGEST_S:-30}" >"$OUT/ingest_cpu.json"
@@ -67,5 +70,5 @@ n = r["samples_ok"]
 print(json.dumps({**r, "load_avg_before_after": sys.argv[7:9],
   "server_cpu_s_per_1000": round((s1 - s0) / tck / n * 1000, 3),
   "postgres_cpu_s_per_1000": round((p1 - p0) / tck / n * 1000, 3),
-  "loadgen_cpu_s_per_1000": round(r["cpu_s"] / n * 1000, 3)}))
+  "loadgen_cpu_s_per_1000": round(r["cpu_s"] / n * 1000, 3) if "cpu_s" in r else None}))
 PY

@@ -16,6 +16,7 @@
 #include <curl/curl.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,9 @@ int main(int argc, char **argv)
 	if (!o.server || o.hosts < 1 || o.concurrency < 1 || o.batch < 1 || o.duration <= 0)
 		usage();
 
+	/* CURLOPT_NOSIGNAL below: libcurl then leaves SIGPIPE alone instead of
+	 * two sigaction calls around every transfer (7% of our CPU, perf) */
+	signal(SIGPIPE, SIG_IGN);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	char url[512];
 	snprintf(url, sizeof(url), "%s/api/v1/samples", o.server);
@@ -135,6 +139,7 @@ int main(int argc, char **argv)
 		curl_easy_setopt(slots[i].easy, CURLOPT_WRITEFUNCTION, sink);
 		curl_easy_setopt(slots[i].easy, CURLOPT_PRIVATE, &slots[i]);
 		curl_easy_setopt(slots[i].easy, CURLOPT_TIMEOUT, 30L);
+		curl_easy_setopt(slots[i].easy, CURLOPT_NOSIGNAL, 1L);
 	}
 
 	double start = now_s(), end = start + o.duration;
@@ -202,7 +207,14 @@ int main(int argc, char **argv)
 		}
 		if (now_s() >= end && running == 0)
 			break;
-		curl_multi_poll(multi, NULL, 0, 5, NULL);
+		/* sleep until a socket is ready, the next open-loop start is due
+		 * or the run ends: no wake-ups for nothing */
+		double tn = now_s(), until = end;
+		if (o.rate > 0 && next_start > tn && next_start < end)
+			until = next_start;
+		double wait_ms = (until - tn) * 1000;
+		int tmo = wait_ms < 1 ? 1 : wait_ms > 1000 ? 1000 : (int)wait_ms;
+		curl_multi_poll(multi, NULL, 0, tmo, NULL);
 	}
 	double elapsed = now_s() - start;
 	qsort(lat, nlat, sizeof(*lat), cmp_d);
