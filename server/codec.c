@@ -45,7 +45,9 @@ int cbuf_put(struct cbuf *b, const void *data, size_t n)
 
 int cbuf_put_uvarint(struct cbuf *b, uint64_t v)
 {
-	if (cbuf_reserve(b, 10) < 0)
+	/* called for every changed value of every sample: the room check
+	 * inline, the call only when the buffer must grow (or is at the cap) */
+	if ((b->cap - b->len < 10 || b->len > CODEC_MAX_BYTES - 10) && cbuf_reserve(b, 10) < 0)
 		return -1;
 	while (v >= 0x80) {
 		b->p[b->len++] = (uint8_t)(v | 0x80);
