@@ -6,6 +6,7 @@
 #   bench/ingest_cpu.sh            BENCH_HOSTS (2000) hosts, 20 cgroups, one sample
 #                                  per request, 16 connections; BENCH_WARM_S (20) s of
 #                                  warm-up so every host exists, then BENCH_INGEST_S (30) s measured
+#   SERVER=path/vmscope-server  another server binary (an A/B against the same load generator)
 #   PERF=1 bench/ingest_cpu.sh     also `perf record -g` the server over the measured
 #                                  run (bench/out/ingest_cpu.perf.data), and the load
 #                                  generator (bench/out/ingest_cpu.loadgen.perf.data)
@@ -39,7 +40,7 @@ cpu_of() {
 pg_pids() { local pm; pm=$(head -1 "$PGDATA_DIR/postmaster.pid"); echo "$pm $(ps -o pid= --ppid "$pm" | tr '\n' ' ')"; }
 TCK=$(getconf CLK_TCK)
 SPORT=$(scripts/freeport.sh)
-"$BIN/vmscope-server" --listen "127.0.0.1:$SPORT" --db "$BASE" --token benchtoken \
+"${SERVER:-$BIN/vmscope-server}" --listen "127.0.0.1:$SPORT" --db "$BASE" --token benchtoken \
 	--log-level warn --retention-days 400 >"$OUT/ingest_cpu.server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 150); do
