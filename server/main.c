@@ -3,6 +3,7 @@
  * SIGINT/SIGTERM, then stop everything in reverse order and free it all. */
 #include "app.h"
 #include "background.h"
+#include "cgroup_rollup.h"
 #include "config.h"
 #include "detect.h"
 #include "http.h"
@@ -29,6 +30,7 @@ int main(int argc, char **argv)
 	struct app app;
 	static struct membudget inflight;	/* outlives every request */
 	struct background *bg = NULL;
+	struct cgroup_rollup *cgr = NULL;
 	struct http_server *srv = NULL;
 	struct notify *notifier = NULL;
 	char err[1024];
@@ -94,6 +96,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vmscope-server: could not start the background thread\n");
 		goto out;
 	}
+	cgr = cgroup_rollup_start(&app);
+	if (!cgr) {
+		fprintf(stderr, "vmscope-server: could not start the cgroup rollup thread\n");
+		goto out;
+	}
 	notifier = notify_start(&app, err, sizeof(err));
 	if (!notifier) {
 		fprintf(stderr, "vmscope-server: %s\n", err);
@@ -114,6 +121,7 @@ int main(int argc, char **argv)
 out:
 	http_stop(srv);		/* no handler runs after this */
 	notify_stop(notifier);
+	cgroup_rollup_stop(cgr);
 	background_stop(bg);
 	store_close(atomic_load(&app.store));
 	detect_engine_free(app.engine);

@@ -4,6 +4,7 @@
  */
 #include "store_internal.h"
 #include "store_rollup.h"
+#include "store_cgrollup.h"
 
 #include "dict.h"
 #include "metric_kind.h"
@@ -764,6 +765,11 @@ int store_drop_expired(struct store *st, int64_t now_ms, int *ndropped, char *er
 		if ((rc = rollup_ensure_partitions(st, c, ahead, 2, err, errlen)) == STORE_OK)
 			rc = rollup_drop_expired(st, c, now_ms, st->rollup_retention_days, &nroll, err, errlen);
 		*ndropped += nroll;
+	}
+	if (rc == STORE_OK) {
+		int ncg = 0;
+		rc = cgroll_drop_expired(st, c, now_ms, st->rollup_retention_days, &ncg, err, errlen);
+		*ndropped += ncg;
 	}
 out:
 	put_conn(st, c, rc);

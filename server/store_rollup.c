@@ -323,6 +323,21 @@ static int64_t days_from_civil(int y, int m)
 	return era * 146097 + doe - 719468;
 }
 
+void rollup_month_span(int64_t day, int *key, int64_t *first_day, int64_t *end_day)
+{
+	int y, m;
+	civil_from_days(day, &y, &m);
+	*key = y * 100 + m;
+	*first_day = days_from_civil(y, m);
+	*end_day = days_from_civil(m == 12 ? y + 1 : y, m == 12 ? 1 : m + 1);
+}
+
+int64_t rollup_month_end_day(int key)
+{
+	int y = key / 100, m = key % 100;
+	return days_from_civil(m == 12 ? y + 1 : y, m == 12 ? 1 : m + 1);
+}
+
 static bool month_known_locked(const struct store *st, int key)
 {
 	for (size_t i = 0; i < st->nrollup_months; i++)

@@ -73,6 +73,12 @@ int rollup_acc_write(const struct rollup_acc *a, PGconn *c, char *err, size_t er
 int rollup_ensure_partitions(struct store *st, PGconn *c, const int64_t *days, size_t n,
 			     char *err, size_t errlen);
 
+/* The month holding day number day: *key = yyyymm, its first day and the
+ * first day of the next month (cgroup_rollup_5m's partitions use it too). */
+void rollup_month_span(int64_t day, int *key, int64_t *first_day, int64_t *end_day);
+/* The first day of the month after month key (yyyymm, month 1..12). */
+int64_t rollup_month_end_day(int key);
+
 /* Drops month partitions wholly older than now - days. STORE_* code. */
 int rollup_drop_expired(struct store *st, PGconn *c, int64_t now_ms, int days, int *ndropped,
 			char *err, size_t errlen);

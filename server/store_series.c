@@ -9,6 +9,7 @@
 #include "store_internal.h"
 
 #include "metric_kind.h"
+#include "store_cgrollup.h"
 #include "store_rollup.h"
 
 #include <math.h>
@@ -217,18 +218,13 @@ struct bucket {
 	bool seen;
 };
 
-static json_t *bucket_points(const struct pt *pts, size_t n, int64_t since, int64_t step, int nb,
-			     enum metric_kind kind, double scale)
+/* Adds the points of pts at or after from (>= since) to the nb buckets of
+ * width step starting at since. */
+static void bucket_add(struct bucket *b, int nb, const struct pt *pts, size_t n, int64_t since, int64_t from,
+		       int64_t step, enum metric_kind kind, double scale)
 {
-	struct bucket *b = calloc((size_t)nb, sizeof(*b));
-	json_t *arr = b ? json_array() : NULL;
-
-	if (!arr) {
-		free(b);
-		return NULL;
-	}
 	for (size_t i = 0; i < n; i++) {
-		if (pts[i].ts < since || pts[i].state == PT_ABSENT)
+		if (pts[i].ts < from || pts[i].state == PT_ABSENT)
 			continue;
 		int64_t k = (pts[i].ts - since) / step;
 		if (k < 0 || k >= nb)
@@ -245,6 +241,13 @@ static json_t *bucket_points(const struct pt *pts, size_t n, int64_t since, int6
 		b[k].sum += v;
 		b[k].n++;
 	}
+}
+
+/* [ts, avg, min, max] of every bucket that saw the metric. NULL: OOM. */
+static json_t *bucket_emit(const struct bucket *b, int nb, int64_t since, int64_t step)
+{
+	json_t *arr = json_array();
+
 	for (int k = 0; arr && k < nb; k++) {
 		if (!b[k].seen)
 			continue;
@@ -257,8 +260,91 @@ static json_t *bucket_points(const struct pt *pts, size_t n, int64_t since, int6
 			arr = NULL;
 		}
 	}
+	return arr;
+}
+
+static json_t *bucket_points(const struct pt *pts, size_t n, int64_t since, int64_t step, int nb,
+			     enum metric_kind kind, double scale)
+{
+	struct bucket *b = calloc((size_t)nb, sizeof(*b));
+	json_t *arr = NULL;
+
+	if (b) {
+		bucket_add(b, nb, pts, n, since, since, step, kind, scale);
+		arr = bucket_emit(b, nb, since, step);
+	}
 	free(b);
 	return arr;
+}
+
+/* Downsampled points of a rolled-up cgroup metric (store_cgrollup.h): the
+ * 5-minute buckets before the host's rollup mark come from
+ * cgroup_rollup_5m, each into the answer bucket its start falls in (the
+ * first one also takes the bucket that straddles since, as for host
+ * rollups); samples from the mark on (the newest minutes, not rolled up
+ * yet) from raw rows, so the answer is complete. *out NULL (and STORE_OK)
+ * when nothing in the range is rolled up and the caller is not forcing
+ * rollups: it reads raw rows instead. */
+static int cgroll_points(PGconn *c, int32_t hid, uint32_t cgid, uint32_t mid, int slot, int64_t since,
+			 int64_t until, int64_t step, int nb, enum metric_kind kind, double scale, bool forced,
+			 json_t **out, char *err, size_t errlen)
+{
+	int64_t done;
+	PGresult *r = NULL;
+	struct pt *pts = NULL;
+	size_t n = 0;
+	struct bucket *b = NULL;
+
+	*out = NULL;
+	int rc = cgroll_done_ms(c, hid, &done, err, errlen);
+	if (rc != STORE_OK || (done <= since && !forced))
+		return rc;
+	if (!(b = calloc((size_t)nb, sizeof(*b)))) {
+		snprintf(err, errlen, "out of memory");
+		return STORE_EINTERNAL;
+	}
+	int64_t rend = until + 1 < done ? until + 1 : done;
+	if (rend > since - CGROLL_STEP_MS + 1 &&
+	    (rc = cgroll_read(c, cgid, since - CGROLL_STEP_MS + 1, rend, &r, err, errlen)) != STORE_OK)
+		goto out;
+	for (int i = 0; r && i < PQntuples(r); i++) {
+		struct cgroll_val v;
+		int f = cgroll_cell_get((const uint8_t *)PQgetvalue(r, i, 1), (size_t)PQgetlength(r, i, 1), slot, &v);
+		if (f < 0) {
+			snprintf(err, errlen, "malformed cgroup rollup of cgroup %u", cgid);
+			rc = STORE_EINTERNAL;
+			goto out;
+		}
+		int64_t k = ((int64_t)store_get_i32(r, i, 0) * CGROLL_STEP_MS - since) / step;
+		if (f == 0 || k >= nb)
+			continue;
+		if (k < 0)
+			k = 0;
+		b[k].seen = true;
+		if (!v.cnt)
+			continue;
+		if (!b[k].n || v.lo < b[k].min)
+			b[k].min = v.lo;
+		if (!b[k].n || v.hi > b[k].max)
+			b[k].max = v.hi;
+		b[k].sum += v.avg * v.cnt;
+		b[k].n += v.cnt;
+	}
+	int64_t tail = done > since ? done : since;
+	if (tail <= until) {
+		if ((rc = read_points(c, hid, tail - 1, until, mid, cgid, &pts, &n, err, errlen)) != STORE_OK)
+			goto out;
+		bucket_add(b, nb, pts, n, since, tail, step, kind, scale);
+	}
+	if (!(*out = bucket_emit(b, nb, since, step))) {
+		snprintf(err, errlen, "out of memory");
+		rc = STORE_EINTERNAL;
+	}
+out:
+	PQclear(r);
+	free(pts);
+	free(b);
+	return rc;
 }
 
 /* Downsampled points of a rolled-up metric from rollup_5m: each 5-minute
@@ -351,10 +437,23 @@ int store_series(struct store *st, const struct series_query *q, json_t **out, c
 	bool cg = q->cgroup != NULL;
 	enum metric_kind kind = metric_kind(q->metric, cg);
 	double scale = metric_scale(q->metric, cg);
-	int slot = cg ? -1 : rollup_slot(q->metric);
+	int slot = cg ? -1 : rollup_slot(q->metric), cgslot = cg ? cgroll_slot(q->metric) : -1;
 	bool from_rollup = false;
-	if (mid && q->points > 0 && slot >= 0 && q->source != SERIES_RAW &&
-	    (q->source == SERIES_ROLLUP || q->until_ms - q->since_ms > SERIES_ROLLUP_AFTER_MS)) {
+	bool long_range = mid && q->points > 0 && q->source != SERIES_RAW &&
+			  (q->source == SERIES_ROLLUP || q->until_ms - q->since_ms > SERIES_ROLLUP_AFTER_MS);
+	if (long_range && cgslot >= 0) {
+		int64_t span = q->until_ms - q->since_ms + 1;
+		int64_t rstep = (span + q->points - 1) / q->points;
+		if (rstep < 1)
+			rstep = 1;
+		rc = cgroll_points(c, hid, cgid, (uint32_t)mid, cgslot, q->since_ms, q->until_ms, rstep,
+				   (int)((span + rstep - 1) / rstep), kind, scale, q->source == SERIES_ROLLUP, &points,
+				   err, errlen);
+		if (rc != STORE_OK)
+			goto out;
+		from_rollup = points != NULL;
+	}
+	if (long_range && slot >= 0) {
 		int64_t span = q->until_ms - q->since_ms + 1;
 		int64_t rstep = (span + q->points - 1) / q->points;
 		rc = rollup_points(c, hid, slot, q->since_ms, q->until_ms, rstep < 1 ? 1 : rstep,

@@ -1,0 +1,130 @@
+/* cgroup_rollup.c - the cgroup rollup thread (see cgroup_rollup.h). */
+#include "cgroup_rollup.h"
+
+#include "log.h"
+#include "store_cgrollup.h"
+#include "timeparse.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+struct cgroup_rollup {
+	struct app *app;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	bool stopping;
+};
+
+/* Sleeps up to ms or until stopping; returns true when stopping. */
+static bool nap(struct cgroup_rollup *cr, int64_t ms)
+{
+	struct timespec until;
+	bool stop;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)(ms / 1000);
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&cr->mu);
+	while (!cr->stopping && pthread_cond_timedwait(&cr->cond, &cr->mu, &until) == 0)
+		;
+	stop = cr->stopping;
+	pthread_mutex_unlock(&cr->mu);
+	return stop;
+}
+
+static int64_t mono_ms(clockid_t clk)
+{
+	struct timespec t;
+	clock_gettime(clk, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Logs what the thread did since the last report: the figures
+ * docs/design.md quotes (this thread's CPU per host-hour rolled up). */
+static void report(const struct cgroll_stats *s, int64_t cpu_ms)
+{
+	if (!s->host_buckets)
+		return;
+	log_info("cgroup rollups: %ld host-buckets (%.1f host-hours) in %ld transactions, %ld raw rows read, "
+		 "%ld cells of %.0f bytes avg; thread CPU %lld ms (%.1f ms per host-hour)",
+		 s->host_buckets, s->host_buckets / 12.0, s->txs, s->rows_read, s->cells,
+		 s->cells ? (double)s->bytes / (double)s->cells : 0.0, (long long)cpu_ms,
+		 (double)cpu_ms * 12.0 / (double)s->host_buckets);
+}
+
+static void *run(void *arg)
+{
+	struct cgroup_rollup *cr = arg;
+	struct store *st;
+	struct cgroll_stats stats = { 0 };
+	int64_t last_report = mono_ms(CLOCK_MONOTONIC), cpu0 = mono_ms(CLOCK_THREAD_CPUTIME_ID);
+	bool failing = false;
+
+	while (!(st = app_store(cr->app)))
+		if (nap(cr, 1000))
+			return NULL;
+	for (;;) {
+		char err[512] = "";
+		bool more = false;
+		int rc = store_cgrollup_run(st, time_now_ms(), CGR_TX_PER_RUN, &stats, &more, err, sizeof(err));
+		if (rc != STORE_OK && !failing)
+			log_warn("cgroup rollups failed (retrying every %d s): %s", CGR_PERIOD_MS / 1000, err);
+		else if (rc == STORE_OK && failing)
+			log_info("cgroup rollups running again");
+		failing = rc != STORE_OK;
+		/* a backlog ends with the batch that finds no more work: report then */
+		int64_t now = mono_ms(CLOCK_MONOTONIC);
+		if ((!more && stats.host_buckets > 12 * 24) || now - last_report >= CGR_REPORT_MS) {
+			int64_t cpu = mono_ms(CLOCK_THREAD_CPUTIME_ID);
+			report(&stats, cpu - cpu0);
+			stats = (struct cgroll_stats){ 0 };
+			cpu0 = cpu;
+			last_report = now;
+		}
+		if (nap(cr, more && rc == STORE_OK ? 0 : CGR_PERIOD_MS))
+			break;
+	}
+	return NULL;
+}
+
+struct cgroup_rollup *cgroup_rollup_start(struct app *app)
+{
+	struct cgroup_rollup *cr = calloc(1, sizeof(*cr));
+	pthread_condattr_t ca;
+
+	if (!cr)
+		return NULL;
+	cr->app = app;
+	pthread_mutex_init(&cr->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&cr->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&cr->thread, NULL, run, cr) != 0) {
+		pthread_cond_destroy(&cr->cond);
+		pthread_mutex_destroy(&cr->mu);
+		free(cr);
+		return NULL;
+	}
+	return cr;
+}
+
+void cgroup_rollup_stop(struct cgroup_rollup *cr)
+{
+	if (!cr)
+		return;
+	pthread_mutex_lock(&cr->mu);
+	cr->stopping = true;
+	pthread_cond_broadcast(&cr->cond);
+	pthread_mutex_unlock(&cr->mu);
+	pthread_join(cr->thread, NULL);
+	pthread_cond_destroy(&cr->cond);
+	pthread_mutex_destroy(&cr->mu);
+	free(cr);
+}
