@@ -72,7 +72,8 @@ static void *run(void *arg)
 	for (;;) {
 		char err[512] = "";
 		bool more = false;
-		int rc = store_cgrollup_run(st, time_now_ms(), CGR_TX_PER_RUN, &stats, &more, err, sizeof(err));
+		int rc = store_cgrollup_run(st, time_now_ms(), CGR_MIN_PENDING, CGR_TX_PER_RUN, &stats, &more, err,
+					    sizeof(err));
 		if (rc != STORE_OK && !failing)
 			log_warn("cgroup rollups failed (retrying every %d s): %s", CGR_PERIOD_MS / 1000, err);
 		else if (rc == STORE_OK && failing)

@@ -495,14 +495,15 @@ static int write_tx(PGconn *c, const struct cells *cs, const int32_t *hids, cons
 }
 
 /* One transaction: claims up to CGROLL_CLAIM_HOSTS hosts with closed
- * buckets (skipping those locked by another server), rolls up to
+ * buckets, the oldest waiting at least min_pending buckets (skipping
+ * hosts locked by another server), rolls up to
  * CGROLL_CHUNK_BUCKETS buckets of each, writes and commits. *nclaimed:
  * hosts taken (0: nothing to do). */
-static int run_tx(PGconn *c, const struct slotinfo *si, int64_t now_ms, int64_t oldest_b5,
+static int run_tx(PGconn *c, const struct slotinfo *si, int64_t now_ms, int min_pending, int64_t oldest_b5,
 		  struct cgroll_stats *stats, int *nclaimed, char *err, size_t errlen)
 {
-	char nb[24], lim[16];
-	const char *prm[2] = { nb, lim };
+	char nb[24], lim[16], mp[16];
+	const char *prm[3] = { nb, lim, mp };
 	PGresult *r;
 	struct cells cs = { 0 };
 	int32_t hids[CGROLL_CLAIM_HOSTS], next[CGROLL_CLAIM_HOSTS];
@@ -512,11 +513,13 @@ static int run_tx(PGconn *c, const struct slotinfo *si, int64_t now_ms, int64_t 
 	*nclaimed = 0;
 	snprintf(nb, sizeof(nb), "%" PRId64, (int64_t)(now_ms / CGROLL_STEP_MS));
 	snprintf(lim, sizeof(lim), "%d", CGROLL_CLAIM_HOSTS);
+	snprintf(mp, sizeof(mp), "%d", min_pending);
 	int rc = store_q_begin(c, "SELECT d.host_id, d.next_b5, least(h.last_ts_ms / 300000, $1::bigint) "
 			       "FROM cgroup_rollup_done d JOIN hosts h ON h.id = d.host_id "
 			       "WHERE d.next_b5 < least(h.last_ts_ms / 300000, $1::bigint) "
+			       "AND d.next_b5 <= $1::bigint - $3::int "
 			       "ORDER BY d.next_b5 LIMIT $2::int FOR UPDATE OF d SKIP LOCKED",
-			       2, prm, 0, &r, "claim hosts to roll up", err, errlen);
+			       3, prm, 0, &r, "claim hosts to roll up", err, errlen);
 	if (rc != STORE_OK)
 		goto fail;
 	for (int i = 0; i < PQntuples(r) && i < CGROLL_CLAIM_HOSTS; i++) {
@@ -575,8 +578,8 @@ fail:
 	return rc;
 }
 
-int store_cgrollup_run(struct store *st, int64_t now_ms, int max_tx, struct cgroll_stats *stats, bool *more,
-		       char *err, size_t errlen)
+int store_cgrollup_run(struct store *st, int64_t now_ms, int min_pending, int max_tx, struct cgroll_stats *stats,
+		       bool *more, char *err, size_t errlen)
 {
 	struct slotinfo si;
 	PGresult *r;
@@ -611,7 +614,7 @@ int store_cgrollup_run(struct store *st, int64_t now_ms, int max_tx, struct cgro
 	}
 	for (int t = 0; rc == STORE_OK && t < max_tx; t++) {
 		int n = 0;
-		rc = run_tx(c, &si, now_ms, oldest_b5, stats, &n, err, errlen);
+		rc = run_tx(c, &si, now_ms, min_pending, oldest_b5, stats, &n, err, errlen);
 		if (n == 0)
 			break;
 		if (t == max_tx - 1)

@@ -43,12 +43,16 @@ struct cgroll_stats {
 };
 
 /* Rolls up closed buckets: a bucket of a host is closed when the host's
- * newest sample is past its end and so is now_ms. Runs at most max_tx
- * transactions of up to CGROLL_CLAIM_HOSTS hosts x CGROLL_CHUNK_BUCKETS
- * buckets each; hosts another server is working on are skipped. *more is
- * set when work was left. STORE_* code. */
-int store_cgrollup_run(struct store *st, int64_t now_ms, int max_tx, struct cgroll_stats *stats, bool *more,
-		       char *err, size_t errlen);
+ * newest sample is past its end and so is now_ms. A host is taken once
+ * its oldest closed bucket not rolled up began min_pending buckets before
+ * now's (1: at once): several buckets per transaction make reading the
+ * delta chain from its keyframe cheap per bucket, and the series endpoint
+ * reads the minutes not rolled up yet from raw rows anyway. Runs at most
+ * max_tx transactions of up to CGROLL_CLAIM_HOSTS hosts x
+ * CGROLL_CHUNK_BUCKETS buckets each; hosts another server is working on
+ * are skipped. *more is set when work was left. STORE_* code. */
+int store_cgrollup_run(struct store *st, int64_t now_ms, int min_pending, int max_tx, struct cgroll_stats *stats,
+		       bool *more, char *err, size_t errlen);
 
 /* ---- for the store_*.c files ---- */
 

@@ -56,16 +56,21 @@ static int put(struct store *st, struct sample *s, size_t n)
 	return rc;
 }
 
-static int roll(struct store *st, int64_t now, struct cgroll_stats *stats)
+static int roll_pending(struct store *st, int64_t now, int min_pending, struct cgroll_stats *stats)
 {
 	char err[512];
 	bool more = true;
 	int rc = STORE_OK;
 	while (rc == STORE_OK && more)
-		rc = store_cgrollup_run(st, now, 4, stats, &more, err, sizeof(err));
+		rc = store_cgrollup_run(st, now, min_pending, 4, stats, &more, err, sizeof(err));
 	if (rc != STORE_OK)
 		fprintf(stderr, "cgrollup: %s\n", err);
 	return rc;
+}
+
+static int roll(struct store *st, int64_t now, struct cgroll_stats *stats)
+{
+	return roll_pending(st, now, 1, stats);
 }
 
 /* Samples i0..i1-1 of a generated host at 10 s from t0, NCG cgroups, a
@@ -268,6 +273,9 @@ int main(void)
 
 	/* part-way: only buckets ending by t0 + 65 min are closed */
 	struct cgroll_stats stats = { 0 };
+	/* waiting for 6 closed buckets: one chunk of 12, then bucket 12 waits */
+	CHECK_INT(roll_pending(st, t0 + 65 * 60000, 6, &stats), STORE_OK);
+	CHECK_INT(mark_of("cg-a"), t0 / STEP + 12);
 	CHECK_INT(roll(st, t0 + 65 * 60000, &stats), STORE_OK);
 	CHECK_INT(mark_of("cg-a"), t0 / STEP + 13);
 	CHECK_INT(cells_of("cg-a"), 13 * NCG);
