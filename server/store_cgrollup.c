@@ -595,11 +595,15 @@ int store_cgrollup_run(struct store *st, int64_t now_ms, int min_pending, int ma
 	/* hosts with cgroups start at their oldest raw row (within retention) */
 	snprintf(cut, sizeof(cut), "%" PRId64, oldest_b5);
 	if (rc == STORE_OK)
-		rc = store_q(c, "INSERT INTO cgroup_rollup_done (host_id, next_b5) "
-			     "SELECT h.id, greatest($1::bigint, m.ts / 300000) FROM hosts h "
-			     "CROSS JOIN LATERAL (SELECT min(ts_ms) AS ts FROM samples s WHERE s.host_id = h.id) m "
-			     "WHERE h.ncgroups > 0 AND h.samples > 0 AND m.ts IS NOT NULL AND NOT EXISTS "
-			     "(SELECT 1 FROM cgroup_rollup_done d WHERE d.host_id = h.id) ON CONFLICT DO NOTHING",
+		/* (new hosts first: the oldest-row probe, one per day partition,
+		 * runs for them only, not for the whole fleet every 10 s) */
+		rc = store_q(c, "WITH n AS MATERIALIZED (SELECT h.id FROM hosts h WHERE h.ncgroups > 0 "
+			     "AND h.samples > 0 AND NOT EXISTS (SELECT 1 FROM cgroup_rollup_done d "
+			     "WHERE d.host_id = h.id)) "
+			     "INSERT INTO cgroup_rollup_done (host_id, next_b5) "
+			     "SELECT n.id, greatest($1::bigint, m.ts / 300000) FROM n "
+			     "CROSS JOIN LATERAL (SELECT min(ts_ms) AS ts FROM samples s WHERE s.host_id = n.id) m "
+			     "WHERE m.ts IS NOT NULL ON CONFLICT DO NOTHING",
 			     1, prm, 0, NULL, "start cgroup rollups of new hosts", err, errlen);
 	/* partitions from the oldest bucket waiting to now, outside transactions */
 	if (rc == STORE_OK)
