@@ -160,6 +160,36 @@ enum MHD_Result api_series(struct request *rq)
 	return answer(rq, rc, out, err);
 }
 
+/* Several series of one window in one answer (the dashboard's host view):
+ * the same parameters as api_series with metrics= a comma list. */
+enum MHD_Result api_series_batch(struct request *rq)
+{
+	struct store *st = app_store(rq->app);
+	struct param_src src = api_params(rq);
+	struct series_batch_query *q = calloc(1, sizeof(*q));	/* 8 KiB of names: not on the stack */
+	json_t *out = NULL;
+	char err[256] = "";
+	enum MHD_Result res;
+
+	if (!q)
+		return respond_error(rq, 500, "out of memory", NULL, NULL);
+	q->host = rq->route.host;
+	if (params_series_batch(&src, time_now_ms(), q, err, sizeof(err)) < 0) {
+		res = respond_error(rq, 400, err, NULL,
+				    "see docs/api.md: metrics (comma list), cgroup, since, until, points");
+	} else if (!st) {
+		res = respond_unavailable(rq);
+	} else {
+		int rc = store_series_batch(st, q, &out, err, sizeof(err));
+		if (rc == STORE_ENOTFOUND)	/* the host, or with cgroup= that cgroup */
+			res = respond_error(rq, 404, *err ? err : "no such host", rq->route.host, NULL);
+		else
+			res = answer(rq, rc, out, err);
+	}
+	free(q);
+	return res;
+}
+
 enum MHD_Result api_alerts(struct request *rq)
 {
 	struct store *st = app_store(rq->app);

@@ -17,6 +17,7 @@ enum MHD_Result api_host(struct request *rq);
 enum MHD_Result api_cgroups(struct request *rq);
 enum MHD_Result api_host_metrics(struct request *rq);
 enum MHD_Result api_series(struct request *rq);
+enum MHD_Result api_series_batch(struct request *rq);
 enum MHD_Result api_alerts(struct request *rq);
 
 /* A param_src reading the request's query string. */

@@ -84,7 +84,7 @@ static enum MHD_Result dispatch(struct request *rq)
 		return respond_error(rq, 405, "method not allowed", NULL, NULL);
 	}
 	if (id == ROUTE_HOST || id == ROUTE_HOST_CGROUPS || id == ROUTE_HOST_METRICS ||
-	    id == ROUTE_HOST_SERIES || id == ROUTE_HOST_SAMPLES) {
+	    id == ROUTE_HOST_SERIES || id == ROUTE_HOST_SERIES_BATCH || id == ROUTE_HOST_SAMPLES) {
 		if (rq->route.bad_host)
 			return respond_error(rq, 404, "no such host", NULL,
 					     "host names are 1 to 253 characters of A-Za-z0-9._-");
@@ -113,6 +113,7 @@ static enum MHD_Result dispatch(struct request *rq)
 	case ROUTE_HOST_CGROUPS: return api_cgroups(rq);
 	case ROUTE_HOST_METRICS: return api_host_metrics(rq);
 	case ROUTE_HOST_SERIES: return api_series(rq);
+	case ROUTE_HOST_SERIES_BATCH: return api_series_batch(rq);
 	case ROUTE_HOST_SAMPLES: return api_export(rq);
 	case ROUTE_ALERTS: return api_alerts(rq);
 	case ROUTE_FLEET: return api_fleet(rq);

@@ -147,12 +147,36 @@ int params_alerts(const struct param_src *src, struct alert_query *q, char *err,
 	return 0;
 }
 
-int params_series(const struct param_src *src, int64_t now_ms, struct series_query *q,
-		  char *err, size_t errlen)
+/* The window part shared by series and series_batch: cgroup, since,
+ * until (default: the hour before now_ms), points. */
+static int series_window(const struct param_src *src, int64_t now_ms, const char **cgroup, int64_t *since_ms,
+			 int64_t *until_ms, int *pts, char *err, size_t errlen)
 {
 	bool has_since, has_until;
 	long points = 0;
 
+	if (get_cgroup(src, cgroup, err, errlen) < 0)
+		return -1;
+	if (get_time(src, "until", until_ms, &has_until, err, errlen) < 0 ||
+	    get_time(src, "since", since_ms, &has_since, err, errlen) < 0)
+		return -1;
+	if (!has_until)
+		*until_ms = now_ms;
+	if (!has_since)
+		*since_ms = *until_ms - 3600 * 1000;
+	if (*until_ms <= *since_ms)
+		return errf(err, errlen, "until: must be after since");
+	if (*until_ms - *since_ms > PARAMS_MAX_RANGE_MS)
+		return errf(err, errlen, "since: the range may span at most 400 days");
+	if (get_int(src, "points", 0, 10000, &points, err, errlen) < 0)
+		return -1;
+	*pts = (int)points;
+	return 0;
+}
+
+int params_series(const struct param_src *src, int64_t now_ms, struct series_query *q,
+		  char *err, size_t errlen)
+{
 	q->cgroup = NULL;
 	q->metric = NULL;
 	if (get(src, "metric", &q->metric, err, errlen) < 0)
@@ -162,23 +186,41 @@ int params_series(const struct param_src *src, int64_t now_ms, struct series_que
 	/* a flattened name: prefixes and kernel names joined by dots */
 	if (!name_metric_valid(q->metric, strlen(q->metric)))
 		return errf(err, errlen, "metric: expected a metric name such as vmstat.pgscan_kswapd");
-	if (get_cgroup(src, &q->cgroup, err, errlen) < 0)
+	return series_window(src, now_ms, &q->cgroup, &q->since_ms, &q->until_ms, &q->points, err, errlen);
+}
+
+int params_series_batch(const struct param_src *src, int64_t now_ms, struct series_batch_query *q,
+			char *err, size_t errlen)
+{
+	const char *list;
+
+	q->cgroup = NULL;
+	q->nmetrics = 0;
+	if (get(src, "metrics", &list, err, errlen) < 0)
 		return -1;
-	if (get_time(src, "until", &q->until_ms, &has_until, err, errlen) < 0 ||
-	    get_time(src, "since", &q->since_ms, &has_since, err, errlen) < 0)
-		return -1;
-	if (!has_until)
-		q->until_ms = now_ms;
-	if (!has_since)
-		q->since_ms = q->until_ms - 3600 * 1000;
-	if (q->until_ms <= q->since_ms)
-		return errf(err, errlen, "until: must be after since");
-	if (q->until_ms - q->since_ms > PARAMS_MAX_RANGE_MS)
-		return errf(err, errlen, "since: the range may span at most 400 days");
-	if (get_int(src, "points", 0, 10000, &points, err, errlen) < 0)
-		return -1;
-	q->points = (int)points;
-	return 0;
+	if (!list)
+		return errf(err, errlen, "metrics: missing (required), a comma list such as "
+			    "metrics=vmstat.pgscan_kswapd,vmstat.pgsteal_kswapd");
+	size_t len = strlen(list);
+	if (len >= sizeof(q->namebuf))
+		return errf(err, errlen, "metrics: at most %d names", SERIES_BATCH_MAX);
+	memcpy(q->namebuf, list, len + 1);
+	/* metric names never hold a comma (name_metric_valid) */
+	for (char *p = q->namebuf;;) {
+		char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		if (!name_metric_valid(p, n))
+			return errf(err, errlen, "metrics: expected metric names such as vmstat.pgscan_kswapd, "
+				    "separated by commas");
+		if (q->nmetrics == SERIES_BATCH_MAX)
+			return errf(err, errlen, "metrics: at most %d names", SERIES_BATCH_MAX);
+		q->metrics[q->nmetrics++] = p;
+		if (!comma)
+			break;
+		*comma = '\0';
+		p = comma + 1;
+	}
+	return series_window(src, now_ms, &q->cgroup, &q->since_ms, &q->until_ms, &q->points, err, errlen);
 }
 
 int params_metrics(const struct param_src *src, const char **cgroup, char *err, size_t errlen)

@@ -36,6 +36,12 @@ int params_alerts(const struct param_src *src, struct alert_query *q, char *err,
 int params_series(const struct param_src *src, int64_t now_ms, struct series_query *q,
 		  char *err, size_t errlen);
 
+/* GET /api/v1/hosts/{host}/series_batch: metrics (required, a comma list
+ * of up to SERIES_BATCH_MAX names, copied into q->namebuf), then cgroup,
+ * since, until, points as params_series. q->host is left alone. */
+int params_series_batch(const struct param_src *src, int64_t now_ms, struct series_batch_query *q,
+			char *err, size_t errlen);
+
 /* GET /api/v1/hosts/{host}/metrics: optional cgroup into *cgroup (NULL when absent). */
 int params_metrics(const struct param_src *src, const char **cgroup, char *err, size_t errlen);
 

@@ -77,6 +77,8 @@ void route_match(const char *path, struct route *r)
 			r->id = ROUTE_HOST_METRICS;
 		else if (seg_eq(slash, (size_t)(end - slash), "/series"))
 			r->id = ROUTE_HOST_SERIES;
+		else if (seg_eq(slash, (size_t)(end - slash), "/series_batch"))
+			r->id = ROUTE_HOST_SERIES_BATCH;
 		else if (seg_eq(slash, (size_t)(end - slash), "/samples"))
 			r->id = ROUTE_HOST_SAMPLES;
 		else

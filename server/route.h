@@ -20,6 +20,7 @@ enum route_id {
 	ROUTE_HOST_CGROUPS,
 	ROUTE_HOST_METRICS,
 	ROUTE_HOST_SERIES,
+	ROUTE_HOST_SERIES_BATCH,	/* GET /api/v1/hosts/{host}/series_batch */
 	ROUTE_HOST_SAMPLES,	/* GET /api/v1/hosts/{host}/samples (export, JSON lines) */
 	ROUTE_ALERTS,
 	ROUTE_FLEET,

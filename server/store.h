@@ -121,6 +121,26 @@ enum { SERIES_AUTO = 0, SERIES_RAW = 1, SERIES_ROLLUP = 2 };
 int store_series(struct store *st, const struct series_query *q, json_t **out,
 		 char *err, size_t errlen);
 
+/* GET /api/v1/hosts/{host}/series_batch: up to SERIES_BATCH_MAX metrics of
+ * one host (or cgroup) over one window. */
+#define SERIES_BATCH_MAX 64
+struct series_batch_query {
+	const char *host;
+	const char *cgroup;	/* NULL: host level */
+	const char *metrics[SERIES_BATCH_MAX];	/* flattened names (into namebuf, or borrowed) */
+	int nmetrics;
+	char namebuf[SERIES_BATCH_MAX * 129];	/* params_series_batch's copy of metrics= */
+	int64_t since_ms, until_ms;
+	int points;		/* as series_query.points */
+};
+
+/* *out = {"host","cgroup","since_ts","until_ts","series":[...]}: one
+ * element per requested metric, in request order, each exactly the answer
+ * store_series gives for it. Rolled-up host metrics over a rollup range
+ * are read in one query (store_series_batch.c). Errors as store_series. */
+int store_series_batch(struct store *st, const struct series_batch_query *q, json_t **out,
+		       char *err, size_t errlen);
+
 /* GET /api/v1/fleet's sparklines (docs/api.md "Fleet"), every host's from
  * the 5-minute rollups in one query, as plain arrays: bucket k of host h's
  * sparkline s is state[(h * FLEET_NSPARK + s) * nb + k] (FLEET_ABSENT: no

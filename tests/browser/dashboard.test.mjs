@@ -42,7 +42,10 @@ page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
 page.on("pageerror", (e) => errors.push(String(e)));
 const requests = [];
 page.on("request", (r) => { if (r.url().includes("/api/v1/")) requests.push(new URL(r.url())); });
-const seriesReqs = () => requests.filter((u) => u.pathname.endsWith("/series"));
+// the host view asks for its series in one series_batch request per window
+const isSeries = (u) => u.pathname.endsWith("/series") || u.pathname.endsWith("/series_batch");
+const seriesReqs = () => requests.filter(isSeries);
+const metricsOf = (u) => u.searchParams.get("metric") ? [u.searchParams.get("metric")] : (u.searchParams.get("metrics") || "").split(",");
 
 // Wait for cond (a page function) or give up after ms; returns whether it held.
 async function until(fn, arg, ms = 12000) {
@@ -119,7 +122,8 @@ async function run() {
   const pts = sr.map((u) => Number(u.searchParams.get("points")));
   const width = await page.$eval(".chart .uplot", (e) => e.clientWidth);
   check("series fetched with points about the chart width", pts.length > 0 && pts.every((p) => p > width * 0.6 && p < width * 1.4), `points ${[...new Set(pts)]} width ${width}`);
-  const metrics = new Set(sr.map((u) => u.searchParams.get("metric")));
+  const metrics = new Set(sr.flatMap(metricsOf));
+  check("host view fetches its series in one request", sr.length === 1 && sr[0].pathname.endsWith("/series_batch"), sr.map((u) => u.pathname).join(","));
   for (const m of ["vmstat.workingset_refault_file", "vmstat.workingset_activate_file", "vmstat.pgscan_direct", "vmstat.pgsteal_kswapd",
     "vmstat.nr_vmscan_write", "vmstat.nr_vmscan_immediate_reclaim", "meminfo.Dirty", "vmstat.nr_dirty_threshold",
     "vmstat.pswpout", "meminfo.SwapFree", "psi.memory.some.avg10", "psi.io.full.avg10", "vmstat.allocstall_normal"]) {
@@ -139,7 +143,7 @@ async function run() {
   await page.click('#range-picker button[data-range="6h"]');
   const rangeOk = await until(() => location.hash.includes("range=6h") && document.querySelector('#range-picker button[data-range="6h"]').classList.contains("on"));
   await until(() => document.querySelectorAll('.chart[data-has-data="1"] .uplot').length >= 7);
-  const sr6 = requests.slice(mark).filter((u) => u.pathname.endsWith("/series"));
+  const sr6 = requests.slice(mark).filter(isSeries);
   const span6 = sr6.length ? Number(sr6[0].searchParams.get("until")) - Number(sr6[0].searchParams.get("since")) : 0;
   check("range picker 6h changes the request window", rangeOk && Math.abs(span6 - 21600) < 5, `span ${span6}`);
 
@@ -155,10 +159,10 @@ async function run() {
   await page.mouse.up();
   const zoomOk = await until(() => /from=\d+&to=\d+/.test(location.hash));
   // the zoom's own series requests, then its charts drawn
-  for (let i = 0; i < 100 && !requests.slice(mark).some((u) => u.pathname.endsWith("/series")); i++)
+  for (let i = 0; i < 100 && !requests.slice(mark).some(isSeries); i++)
     await page.waitForTimeout(100);
   const zoomDrawn = await until(() => document.querySelectorAll('.chart[data-has-data="1"] .uplot').length >= 7);
-  const srz = requests.slice(mark).filter((u) => u.pathname.endsWith("/series"));
+  const srz = requests.slice(mark).filter(isSeries);
   const spanz = srz.length ? Number(srz[0].searchParams.get("until")) - Number(srz[0].searchParams.get("since")) : 0;
   check("drag-zoom narrows the window (6 h -> about 36 min) and redraws", zoomOk && zoomDrawn && spanz > 1500 && spanz < 2900, `span ${spanz}`);
 
@@ -170,8 +174,8 @@ async function run() {
   await page.selectOption("#cgroup-picker", "/system.slice/postgresql.service");
   const cgOk = await until(() => location.hash.includes("cgroup=%2Fsystem.slice%2Fpostgresql.service"));
   const cgCharts = await until(() => document.querySelectorAll('.chart[data-has-data="1"] .uplot').length >= 5, undefined, 20000);
-  const src = requests.slice(mark).filter((u) => u.pathname.endsWith("/series"));
-  const cgm = new Set(src.map((u) => u.searchParams.get("metric")));
+  const src = requests.slice(mark).filter(isSeries);
+  const cgm = new Set(src.flatMap(metricsOf));
   check("cgroup picker switches to the cgroup's charts", cgOk && cgCharts,
     "charts " + (await page.$$eval('.chart[data-has-data="1"] .uplot', (c) => c.length)));
   check("cgroup series carry cgroup= and memory.stat names",

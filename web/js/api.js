@@ -29,6 +29,16 @@ export class ApiError extends Error {
   }
 }
 
+// The response of a request index.html started before the modules loaded
+// (window.vmscopeEarly: the fleet view's first call), once, when url is the
+// same request; else null.
+function takeEarly(url) {
+  const e = window.vmscopeEarly;
+  if (!e || e.url !== url) return null;
+  window.vmscopeEarly = null;
+  return e.res;
+}
+
 // GET path with params (an object; undefined/null/"" values are left out).
 // Resolves to the parsed JSON body; rejects with ApiError on a non-2xx answer
 // (message from the body's "error" field) or on a network failure.
@@ -41,9 +51,13 @@ export async function getJSON(path, params = {}, signal) {
   const headers = { Accept: "application/json" };
   const tok = readToken();
   if (tok) headers.Authorization = "Bearer " + tok;
-  let res;
+  let res = null;
+  const early = takeEarly(url);
+  if (early) {
+    try { res = await early; } catch (_) { res = null; }	// failed: ask again below
+  }
   try {
-    res = await fetch(url, { headers, signal });
+    if (!res) res = await fetch(url, { headers, signal });
   } catch (e) {
     if (e.name === "AbortError") throw e;
     throw new ApiError(0, "server unreachable");
@@ -97,6 +111,9 @@ export const api = {
     getJSON("hosts/" + encodeURIComponent(host) + "/metrics", { cgroup }, signal),
   series: (host, p, signal) =>
     getJSON("hosts/" + encodeURIComponent(host) + "/series", p, signal),
+  // several metrics of one window in one request: p.metrics is an array
+  seriesBatch: (host, p, signal) =>
+    getJSON("hosts/" + encodeURIComponent(host) + "/series_batch", { ...p, metrics: p.metrics.join(",") }, signal),
   alerts: (p, signal) => getJSON("alerts", p, signal),
   silences: (signal) => getJSON("silences", {}, signal),
   createSilence: (s) => sendJSON("POST", "silences", s),

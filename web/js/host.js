@@ -3,7 +3,8 @@
 //   GET /api/v1/hosts/{host}              facts in the header
 //   GET /api/v1/hosts/{host}/cgroups      the cgroup picker
 //   GET /api/v1/hosts/{host}/metrics      which names exist (older kernels)
-//   GET /api/v1/hosts/{host}/series       one request per metric, points = chart width
+//   GET /api/v1/hosts/{host}/series_batch every metric of the view in one
+//                                         request, points = chart width
 //   GET /api/v1/alerts?host=&since=&until= shaded intervals and the alert strip
 // Range: ?range=15m..30d follows now (refreshed by polling); ?from=&to= is a
 // fixed window (drag-zoom and alert links set it).
@@ -128,13 +129,13 @@ export function mount(el, route) {
     const names = neededNames(resolved.figs);
     if (!cgroup) for (const n of ["vmstat.nr_dirty", "meminfo.Dirty"]) if (resolved.have.has(n) && !names.includes(n)) names.push(n);
     const q = { cgroup: cgroup || undefined, since: win.since.toFixed(3), until: win.until.toFixed(3), points };
-    const [answers, al] = await Promise.all([
-      Promise.all(names.map((m) => api.series(hostName, { metric: m, ...q }, signal).then((a) => [m, a]))),
+    const [batch, al] = await Promise.all([
+      api.seriesBatch(hostName, { metrics: names, ...q }, signal),
       api.alerts({ host: hostName, since: Math.floor(win.since), until: Math.ceil(win.until), state: "all", limit: 1000 }, signal),
     ]);
     alerts = al.alerts || [];
     renderAlertStrip();
-    const idx = index(new Map(answers));
+    const idx = index(new Map((batch.series || []).map((a) => [a.metric, a])));
     if (!cgroup) pageSize = inferPageSize(idx);
     const ctx = {
       range: () => [win.since, win.until],
@@ -170,7 +171,13 @@ export function mount(el, route) {
 
   async function start() {
     try {
-      const [, m] = await Promise.all([loadFacts(), api.metrics(hostName, cgroup || undefined, ctl.signal)]);
+      // the header facts and the cgroup picker are secondary: the charts
+      // do not wait for them (an unknown host still fails both)
+      const facts0 = loadFacts();
+      facts0.catch((e) => {
+        if (e.name !== "AbortError") facts.replaceChildren(h("span", { class: "error" }, "could not load the host's facts: " + e.message));
+      });
+      const m = await api.metrics(hostName, cgroup || undefined, ctl.signal);
       const have = new Set((m.metrics || []).map((x) => x.name));
       resolved = { have, figs: resolve(figures, have) };
       if (win.fixed) {
