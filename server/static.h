@@ -1,7 +1,9 @@
 /* static.h - the dashboard's files from --web DIR: GET / is index.html, a
  * MIME type by extension, no path outside DIR (".." components, encoded
  * or not, and symlinks leading out are refused), Last-Modified with
- * If-Modified-Since, no-cache for HTML and an hour's cache for the rest. */
+ * If-Modified-Since, an ETag with If-None-Match, gzip for text files when
+ * the client accepts it, no-cache for HTML and an hour's cache for the
+ * rest. */
 #ifndef VMSCOPE_STATIC_H
 #define VMSCOPE_STATIC_H
 
@@ -19,5 +21,17 @@ const char *static_mime(const char *name);
  * the web directory: no "." or ".." components, no empty components, no
  * backslash or control characters, at most 1024 bytes. */
 bool static_path_ok(const char *path);
+
+/* True when an Accept-Encoding value (NULL: absent) accepts gzip. */
+bool static_accepts_gzip(const char *accept_encoding);
+
+/* True for the MIME types worth compressing (text, JSON, SVG). */
+bool static_compressible(const char *mime);
+
+/* gzip (RFC 1952) of in[0..len) into *out (malloc'd, the caller frees). 0 or -1. */
+int static_gzip(const void *in, size_t len, unsigned char **out, size_t *outlen);
+
+/* A strong ETag for a file version (size, mtime) and its encoding, quoted. */
+void static_etag(long long size, long long mtime_s, long mtime_ns, bool gz, char *buf, size_t len);
 
 #endif

@@ -119,5 +119,30 @@ eq("merge overlapping", mergeIntervals([{ t0: 10, t1: 20, severity: "critical" }
   { t0: 40, t1: 50, severity: "critical" }, { t0: 12, t1: 14, severity: "warning" }]),
   [{ t0: 12, t1: 14, severity: "warning" }, { t0: 10, t1: 30, severity: "critical" }, { t0: 40, t1: 50, severity: "critical" }]);
 
+// index.html preloads every module the page imports (and uPlot), so the
+// browser fetches them in parallel instead of one import level at a time
+{
+  const { readFileSync, readdirSync } = await import("node:fs");
+  const root = new URL("../../web/", import.meta.url);
+  const html = readFileSync(new URL("index.html", root), "utf8");
+  const pre = new Set([...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]));
+  // every module reachable from js/app.js through static imports
+  const reach = new Set();
+  const walk = (rel) => {
+    if (reach.has(rel)) return;
+    reach.add(rel);
+    const src = readFileSync(new URL(rel, root), "utf8");
+    for (const m of src.matchAll(/^import[^"']*["']([^"']+)["']/gm)) {
+      const abs = new URL(m[1], new URL(rel, root)).href.slice(root.href.length);
+      walk(abs);
+    }
+  };
+  walk("js/app.js");
+  eq("every imported module is preloaded", [...reach].filter((r) => !pre.has(r)).sort(), []);
+  eq("uPlot is preloaded", pre.has("vendor/uPlot.esm.js"), true);
+  eq("every preload exists", [...pre].filter((r) => !r.startsWith("vendor/") && !readdirSync(new URL("js/", root)).includes(r.slice(3))), []);
+  eq("the page starts the fleet request early", /var url = "api\/v1\/fleet\?window=3600&points=60&layout=columns";\s*window\.vmscopeEarly = \{ url: url/.test(html), true);
+}
+
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
