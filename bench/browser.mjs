@@ -10,7 +10,10 @@
 // Each load is a fresh browser context (no HTTP cache, no warm JS). Prints
 // one JSON object: per view p50/p99/max in ms, the runs, and the API time
 // of the slowest request of each load (Resource Timing), so the server's
-// share is visible. With SCREENS=DIR also writes fleet.png, host-7d.png and
+// share is visible; and, from Chromium's own counters (CDP
+// Performance.getMetrics), the page's main-thread CPU time and its script,
+// layout and style time up to "ready", p50 over the runs: those are what the
+// page itself costs, much less distorted by a loaded machine than wall time. With SCREENS=DIR also writes fleet.png, host-7d.png and
 // alerts.png of that data size there.
 //
 // usage: node bench/browser.mjs URL HOST [RUNS]   (env CHROMIUM, SCREENS)
@@ -36,12 +39,20 @@ const browser = await chromium.launch({
 async function load(url, ready, screenshot) {
   const ctx = await browser.newContext({ viewport: VIEWPORT });
   const page = await ctx.newPage();
+  const cdp = await ctx.newCDPSession(page);
+  await cdp.send("Performance.enable", { timeDomain: "threadTicks" });
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
   page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
   await page.goto(url);
   const h = await page.waitForFunction(ready, undefined, { timeout: 60000, polling: "raf" });
   const ms = await h.jsonValue();
+  const { metrics } = await cdp.send("Performance.getMetrics");
+  const m = Object.fromEntries(metrics.map((x) => [x.name, x.value]));
+  const cpu = {
+    thread_ms: (m.ThreadTime || 0) * 1000, script_ms: (m.ScriptDuration || 0) * 1000,
+    layout_style_ms: ((m.LayoutDuration || 0) + (m.RecalcStyleDuration || 0)) * 1000,
+  };
   const api = await page.evaluate(() => performance.getEntriesByType("resource")
     .filter((e) => e.name.includes("/api/v1/"))
     .map((e) => ({ url: e.name.replace(location.origin, ""), ms: e.duration, bytes: e.transferSize })));
@@ -51,7 +62,7 @@ async function load(url, ready, screenshot) {
   }
   await ctx.close();
   if (errors.length) throw new Error(url + ": page errors: " + errors.join("; "));
-  return { ms, api };
+  return { ms, api, cpu };
 }
 
 const fleetReady = () => {
@@ -68,6 +79,11 @@ function stats(runs) {
     runs_ms: runs.map((r) => Math.round(r.ms)),
     slowest_api_ms: runs.map((r) => Math.round(Math.max(0, ...r.api.map((a) => a.ms)))),
     api_requests: runs[0].api.length,
+    // the page's own CPU, p50 over the runs (ms)
+    cpu_p50: Object.fromEntries(Object.keys(runs[0].cpu).map((k) => {
+      const v = runs.map((r) => r.cpu[k]).sort((a, b) => a - b);
+      return [k, Math.round(v[Math.floor(v.length / 2)])];
+    })),
   };
 }
 

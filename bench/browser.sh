@@ -12,11 +12,15 @@
 #      plus screenshots of the fleet, host and alerts views in
 #      bench/out/screens (git-ignored).
 # Prints one JSON line {"phase":"browser",...}. Needs node_modules
-# (scripts/web-deps.sh) and /usr/bin/chromium.
+# (scripts/web-deps.sh) and /usr/bin/chromium. SERVER ($BIN/vmscope-server)
+# and WEB (web) pick the server binary and dashboard to time (e.g. an older build to compare);
+# BENCH_BROWSER_TOPUP=0 skips step 1 on a repeated run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DB=${1:?usage: bench/browser.sh CONNINFO}
 BIN=${BIN:-bin}
+WEB=${WEB:-web}
+SERVER=${SERVER:-$BIN/vmscope-server}
 OUT=bench/out
 mkdir -p "$OUT"
 scripts/web-deps.sh >&2
@@ -47,14 +51,16 @@ WHERE NOT EXISTS (SELECT 1 FROM alerts WHERE state = 'open');
 VACUUM ANALYZE;
 SQL
 # last, so that the hosts are still fresh (not silent) for the screenshots
+if [ "${BENCH_BROWSER_TOPUP:-1}" != 0 ]; then
 "$BIN/vmscope-bulkload" --db "$DB" --prefix fleet --hosts 990 --hours 0.25 --end-ago 0 --threads 2 >/dev/null
 # the load above takes minutes, so its last samples are already that old:
 # a last minute, loaded in seconds, so that the 990 are not yet silent
 "$BIN/vmscope-bulkload" --db "$DB" --prefix fleet --hosts 990 --hours 0.02 --end-ago 0 --threads 2 >/dev/null
+fi
 
 PORT=$(scripts/freeport.sh)
-"$BIN/vmscope-server" --listen "127.0.0.1:$PORT" --db "$DB" --token benchtoken --log-level warn \
-	--retention-days 400 --web web >"$OUT/browser-server.log" 2>&1 &
+"$SERVER" --listen "127.0.0.1:$PORT" --db "$DB" --token benchtoken --log-level warn \
+	--retention-days 400 --web "$WEB" >"$OUT/browser-server.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null' EXIT
 for _ in $(seq 150); do curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 0.2; done

@@ -3,6 +3,10 @@
 // key (hovering one shows the same instant on all) and a fixed x range, so
 // they line up. Downsampled series are drawn as the bucket average with a
 // min..max band. Alert intervals are shaded behind the series.
+// The bands are painted by a hook from arrays kept beside the chart, not as
+// two more uPlot series per line: a 7-day view would otherwise carry ~75
+// series (each with its path, legend row and cursor point) instead of ~25,
+// and building them was most of the view's time.
 import uPlot from "../vendor/uPlot.esm.js";
 import { axisFormatter, fmtTime, formatter } from "./format.js";
 import { mergeIntervals } from "./shade.js";
@@ -33,15 +37,14 @@ const SEV_BAR = { critical: "rgb(207,19,34)", warning: "rgb(212,136,6)" };
 //   lines:  [{label, color, dash, axis: "y"|"y2", avg: [], min: [] | null, max: [] | null}]
 //   x:      shared timestamps (Unix s)
 //   ctx:    {range: () => [t0, t1], alerts: [{t0, t1, severity}], syncKey, onZoom(t0, t1), width, height}
-// Returns {opts, data, bandRows} where bandRows are the series indexes to
-// hide in the legend (the band edges).
+// Returns {opts, data}; the hooks read the bands from ctx.bands.
 function build(spec, lines, x, ctx) {
   const fmt = formatter(spec.unit);
   const fmt2 = formatter(spec.unit2 || spec.unit);
   const series = [{ value: (u, v) => (v === null ? "\u2013" : fmtTime(v)) }];
   const data = [x];
-  const bands = [];
-  const bandRows = [];
+  const bands = [];	// {idx: series index, min, max, fill}
+  const top = { y: 0, y2: 0 };	// the largest band edge per scale
   for (const ln of lines) {
     const f = ln.axis === "y2" ? fmt2 : fmt;
     series.push({
@@ -50,16 +53,14 @@ function build(spec, lines, x, ctx) {
       value: (u, v) => f(v),
     });
     data.push(ln.avg);
-    const mainIdx = series.length - 1;
     if (ln.min && ln.max) {
-      series.push({ label: ln.label + " max", stroke: "transparent", width: 1, scale: ln.axis || "y", spanGaps: false, points: { show: false }, value: (u, v) => f(v) });
-      data.push(ln.max);
-      series.push({ label: ln.label + " min", stroke: "transparent", width: 1, scale: ln.axis || "y", spanGaps: false, points: { show: false }, value: (u, v) => f(v) });
-      data.push(ln.min);
-      bands.push({ series: [mainIdx + 1, mainIdx + 2], fill: ln.color + "1a" });	// faint: the avg line reads first
-      bandRows.push(mainIdx + 1, mainIdx + 2);
+      // faint: the avg line reads first
+      bands.push({ idx: series.length - 1, scale: ln.axis || "y", min: ln.min, max: ln.max, fill: ln.color + "1a" });
+      const sc = ln.axis === "y2" ? "y2" : "y";
+      for (const v of ln.max) if (v !== null && v > top[sc]) top[sc] = v;
     }
   }
+  ctx.bands = bands;
   const hasY2 = lines.some((l) => l.axis === "y2");
   const ax = axisFormatter(spec.unit), ax2 = axisFormatter(spec.unit2 || spec.unit);
   const axes = [
@@ -77,26 +78,26 @@ function build(spec, lines, x, ctx) {
   }
   const scales = {
     x: { time: true, range: () => ctx.range() },
-    y: { range: (u, min, max) => [Math.min(0, min ?? 0), Math.max(max ?? 0, floorOf(spec.unit)) * 1.05] },
+    y: { range: (u, min, max) => [Math.min(0, min ?? 0), Math.max(max ?? 0, top.y, floorOf(spec.unit)) * 1.05] },
   };
   if (hasY2) {
     scales.y2 = spec.unit2 === "ratio"
       ? { range: [0, 1.05] }
-      : { range: (u, min, max) => [0, Math.max(max ?? 0, floorOf(spec.unit2)) * 1.05] };
+      : { range: (u, min, max) => [0, Math.max(max ?? 0, top.y2, floorOf(spec.unit2)) * 1.05] };
   }
   const opts = {
     width: ctx.width, height: ctx.height,
     // charts without a right axis keep its width free, so that all plot
     // areas of the view start and end at the same x
     padding: [8, hasY2 ? 4 : AXIS_W + 4, 0, 0],
-    series, axes, scales, bands,
+    series, axes, scales,
     legend: { live: true },
     cursor: {
       sync: { key: ctx.syncKey, setSeries: false },
       drag: { x: true, y: false, setScale: false },
     },
     hooks: {
-      drawClear: [(u) => shadeAlerts(u, ctx.alerts)],
+      drawClear: [(u) => { shadeAlerts(u, ctx.alerts); drawBands(u, ctx.bands); }],
       setSelect: [(u) => {
         const w = u.select.width;
         if (w > 4) {
@@ -108,7 +109,41 @@ function build(spec, lines, x, ctx) {
       }],
     },
   };
-  return { opts, data, bandRows };
+  return { opts, data };
+}
+
+// Fill each band between its max and min edges, one polygon per run of
+// non-null buckets, under the series (a hidden series hides its band).
+function drawBands(u, bands) {
+  if (!bands || !bands.length) return;
+  const { ctx } = u;
+  const xs = u.data[0];
+  const [i0, i1] = [u.series[0].idxs?.[0] ?? 0, u.series[0].idxs?.[1] ?? xs.length - 1];
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height);
+  ctx.clip();
+  for (const b of bands) {
+    if (u.series[b.idx] && u.series[b.idx].show === false) continue;
+    ctx.fillStyle = b.fill;
+    let i = i0;
+    while (i <= i1) {
+      while (i <= i1 && (b.max[i] === null || b.min[i] === null || b.max[i] === undefined)) i++;
+      if (i > i1) break;
+      let j = i;
+      while (j + 1 <= i1 && b.max[j + 1] !== null && b.min[j + 1] !== null && b.max[j + 1] !== undefined) j++;
+      ctx.beginPath();
+      for (let k = i; k <= j; k++) {
+        const px = u.valToPos(xs[k], "x", true), py = u.valToPos(b.max[k], b.scale, true);
+        if (k === i) ctx.moveTo(px, py); else ctx.lineTo(px, py);
+      }
+      for (let k = j; k >= i; k--) ctx.lineTo(u.valToPos(xs[k], "x", true), u.valToPos(b.min[k], b.scale, true));
+      ctx.closePath();
+      ctx.fill();
+      i = j + 1;
+    }
+  }
+  ctx.restore();
 }
 
 // Fill each alert interval over the plot area, under the series.
@@ -142,7 +177,6 @@ function shadeAlerts(u, alerts) {
 export function createChart(el, spec, lines, x, ctx) {
   let built = build(spec, lines, x, ctx);
   let u = new uPlot(built.opts, built.data, el);
-  hideBandRows(u, built.bandRows);
   let shape = lines.map((l) => l.label + (l.min ? "+" : "")).join("|");
   return {
     // New data of the same shape is set in place (keeps zoom state and
@@ -155,7 +189,6 @@ export function createChart(el, spec, lines, x, ctx) {
       } else {
         u.destroy();
         u = new uPlot(built.opts, built.data, el);
-        hideBandRows(u, built.bandRows);
         shape = newShape;
       }
     },
@@ -166,7 +199,3 @@ export function createChart(el, spec, lines, x, ctx) {
   };
 }
 
-function hideBandRows(u, rows) {
-  const trs = u.root.querySelectorAll(".u-legend tr.u-series");
-  for (const i of rows) if (trs[i]) trs[i].style.display = "none";
-}

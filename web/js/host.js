@@ -15,6 +15,12 @@ import { CGROUP_FIGURES, HOST_FIGURES, assemble, index, inferPageSize, neededNam
 import { fmtAgo, fmtDuration, fmtTime, parseTime } from "./format.js";
 import { makeHash, poll, setStatus } from "./nav.js";
 
+// A performance mark, once per page (the first load of a view is what
+// bench/browser.mjs times, and where it spends it).
+function mark(name) {
+  if (!performance.getEntriesByName(name).length) performance.mark(name);
+}
+
 export const RANGES = { "15m": 900, "1h": 3600, "6h": 21600, "24h": 86400, "7d": 604800, "30d": 2592000 };
 const CHART_H = 190;
 
@@ -133,10 +139,12 @@ export function mount(el, route) {
       api.seriesBatch(hostName, { metrics: names, ...q }, signal),
       api.alerts({ host: hostName, since: Math.floor(win.since), until: Math.ceil(win.until), state: "all", limit: 1000 }, signal),
     ]);
+    mark("host-data");	// bench/browser.mjs: the answers are in
     alerts = al.alerts || [];
     renderAlertStrip();
     const idx = index(new Map((batch.series || []).map((a) => [a.metric, a])));
     if (!cgroup) pageSize = inferPageSize(idx);
+    mark("host-indexed");
     const ctx = {
       range: () => [win.since, win.until],
       alerts: shaded(),
