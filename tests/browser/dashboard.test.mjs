@@ -132,6 +132,9 @@ async function run() {
   const span1 = sr.length ? Number(sr[0].searchParams.get("until")) - Number(sr[0].searchParams.get("since")) : 0;
   check("default range is 1 h", Math.abs(span1 - 3600) < 5, String(span1));
   const legend = await page.$$eval('.chart[data-fig="reclaim"] .u-legend .u-series', (t) => t.filter((x) => x.style.display !== "none").map((x) => x.textContent));
+  // with the cursor off the charts the legend shows each line's latest value, not dashes
+  const vals = await page.$$eval('.chart[data-fig="refaults"] .u-legend .u-series .u-value', (t) => t.map((x) => x.textContent));
+  check("legend shows the latest values when not hovering", vals[0] === "latest" && vals.slice(1).some((v) => /\d/.test(v)), vals.join("|"));
   check("reclaim chart has scan/steal and efficiency lines", legend.some((t) => t.includes("kswapd eff.")) && legend.some((t) => t.includes("scan direct")), legend.join("|"));
   const shaded = await page.$$eval(".chart .uplot", (us) => us.map((u) => Number(u.dataset.shaded || 0)));
   check("alert intervals are shaded on every chart", shaded.length >= 7 && shaded.every((n) => n >= 1), JSON.stringify(shaded));

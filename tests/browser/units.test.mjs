@@ -97,6 +97,7 @@ eq("page size default", inferPageSize(index(new Map([["meminfo.Dirty", raw([[1, 
 eq("ev bytes", evValue("memory_bytes", 12 * 2 ** 30), "12 GiB");
 eq("ev bytes/s", evValue("refault_bytes_per_s", 141 * 2 ** 20), "141 MiB/s");
 eq("ev pct", evValue("psi_memory_some_pct", 36), "36 %");
+eq("ev pct of threshold", evValue("nr_dirty_pct_of_threshold", 97), "97 %");
 eq("ev ratio", evValue("reclaim_efficiency", 0.38), "38 %");
 eq("ev rate", evValue("allocstall_per_s", 71.2), "71.2/s");
 eq("ev seconds", evValue("silent_s", 610), "10 min 10 s");

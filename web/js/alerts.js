@@ -32,7 +32,7 @@ export function evValue(k, v) {
     if (/bytes_per_s$/.test(k)) return fmtBytes(v) + "/s";
     if (/bytes$/.test(k)) return fmtBytes(v);
     if (/_kb$/i.test(k)) return fmtBytes(v * 1024);
-    if (/_pct$|percent|avg10|avg60|avg300/.test(k)) return fmtNum(v) + " %";
+    if (/_pct$|_pct_|percent|avg10|avg60|avg300/.test(k)) return fmtNum(v) + " %";
     if (/_per_s$|_rate$|per_sec/.test(k)) return fmtNum(v) + "/s";
     if (/efficiency|ratio|share/.test(k) && v >= 0 && v <= 1) return (v * 100).toFixed(0) + " %";
     if (/_s$/.test(k)) return fmtDuration(v);
@@ -99,7 +99,7 @@ function silenceForm(a, done) {
 
 // The active silences, each with an "end" action.
 function silenceList(silences, changed) {
-  if (!silences.length) return h("div", { class: "muted" }, "no active silence");
+  if (!silences.length) return h("span", { class: "muted" }, "none \u00b7 silence an alert with its \u201csilence\u2026\u201d button");
   return h("table", { class: "silences" }, h("tbody", {}, silences.map((s) => {
     const end = h("button", { type: "button", class: "sil-end" }, "end");
     end.addEventListener("click", async () => {

@@ -29,6 +29,18 @@ function floorOf(unit) {
   return unit === "bytes" ? 2 ** 20 : 1;
 }
 
+// Tick steps for byte axes: powers of two (and 1.5x), so that ticks read
+// 16G 32G 48G instead of 18.6G 37.3G 55.9G.
+const BYTE_INCRS = [];
+for (let e = 1; e <= 50; e++) BYTE_INCRS.push(2 ** e, 1.5 * 2 ** e);	// 2 3 4 6 8 12 16 24 ...
+
+// The last non-null value of a series (the legend shows it while the cursor
+// is off the chart, instead of a row of dashes).
+function lastOf(arr) {
+  for (let i = arr.length - 1; i >= 0; i--) if (arr[i] !== null && arr[i] !== undefined) return arr[i];
+  return null;
+}
+
 const SEV_FILL = { critical: "rgba(207,19,34,0.16)", warning: "rgba(212,136,6,0.16)" };
 const SEV_BAR = { critical: "rgb(207,19,34)", warning: "rgb(212,136,6)" };
 
@@ -41,7 +53,7 @@ const SEV_BAR = { critical: "rgb(207,19,34)", warning: "rgb(212,136,6)" };
 function build(spec, lines, x, ctx) {
   const fmt = formatter(spec.unit);
   const fmt2 = formatter(spec.unit2 || spec.unit);
-  const series = [{ value: (u, v) => (v === null ? "\u2013" : fmtTime(v)) }];
+  const series = [{ value: (u, v, si, idx) => (idx === null || idx === undefined ? "latest" : v === null ? "\u2013" : fmtTime(v)) }];
   const data = [x];
   const bands = [];	// {idx: series index, min, max, fill}
   const top = { y: 0, y2: 0 };	// the largest band edge per scale
@@ -50,7 +62,7 @@ function build(spec, lines, x, ctx) {
     series.push({
       label: ln.label, stroke: ln.color, width: 1.5, dash: ln.dash || undefined,
       scale: ln.axis || "y", spanGaps: false, points: { show: false },
-      value: (u, v) => f(v),
+      value: (u, v, si, idx) => f(idx === null || idx === undefined ? lastOf(u.data[si]) : v),
     });
     data.push(ln.avg);
     if (ln.min && ln.max) {
@@ -70,10 +82,12 @@ function build(spec, lines, x, ctx) {
         return splits.map((v) => clock(v, t1 - t0));
       } },
     { stroke: "#6a7480", size: AXIS_W, grid: { stroke: "#eef0f2" }, ticks: { stroke: "#dde1e6" },
+      incrs: spec.unit === "bytes" ? BYTE_INCRS : undefined,
       values: (u, splits) => splits.map((v) => ax(v)) },
   ];
   if (hasY2) {
     axes.push({ scale: "y2", side: 1, size: AXIS_W, stroke: "#6a7480", grid: { show: false },
+      incrs: spec.unit2 === "bytes" ? BYTE_INCRS : undefined,
       values: (u, splits) => splits.map((v) => ax2(v)) });
   }
   const scales = {

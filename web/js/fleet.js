@@ -92,7 +92,7 @@ export function mount(el, route) {
   ];
   const thead = h("tr");
   // fixed column widths: the virtual table's rows must not change them
-  const widths = [165, 140, 95, 125, 125, 145, 165, 165, 165, 180];
+  const widths = [150, 125, 95, 130, 110, 185, 160, 160, 150, 205];
   const table = h("table", { class: "grid fleet", id: "fleet-table" },
     h("colgroup", {}, widths.map((w) => h("col", { style: "width:" + w + "px" }))),
     h("thead", {}, thead), tbody);
