@@ -64,6 +64,11 @@ async function run() {
   await page.goto(BASE + "/#/fleet");
   const fleetOk = await until(() => document.querySelectorAll("#fleet-table tbody tr[data-host]").length >= 3);
   check("fleet lists the three hosts", fleetOk);
+  // index.html started the fleet request before the modules loaded, and
+  // fleet.js took that answer instead of asking again
+  const fleetReqs = requests.filter((u) => u.pathname.endsWith("/api/v1/fleet"));
+  check("the first fleet answer is the one index.html asked for (one request)", fleetOk && fleetReqs.length === 1 &&
+    fleetReqs[0].search === "?window=3600&points=60&layout=columns", fleetReqs.map((u) => u.search).join(" "));
   const rows = await page.$$eval("#fleet-table tbody tr[data-host]", (trs) =>
     trs.map((t) => ({ host: t.dataset.host, state: t.dataset.state, stale: t.dataset.stale, sparks: t.querySelectorAll("canvas.spark").length })));
   const by = Object.fromEntries(rows.map((r) => [r.host, r]));
@@ -188,8 +193,15 @@ async function run() {
   await page.screenshot({ path: OUT + "/dashboard-cgroup.png", fullPage: true });
 
   // an older kernel: refaults from workingset_refault, no PSI
+  mark = requests.length;
   await page.goto(BASE + "/#/host/web-03?range=1h");
   await until(() => document.querySelector('.chart[data-fig="refaults"] .uplot') && document.querySelector('.chart[data-fig="psi"] .nodata'));
+  // opened directly: its facts, cgroups and names asked once each (index.html's early requests, taken by host.js)
+  const early = requests.slice(mark).map((u) => u.pathname.replace(/.*\/hosts\/web-03/, "") || "/");
+  check("a host view opened directly asks for facts, cgroups and names once each",
+    ["/", "/cgroups", "/metrics"].every((p) => early.filter((x) => x === p).length === 1) &&
+    await page.$eval("#cgroup-picker", (s) => s.options.length >= 1) && await until(() => document.querySelector(".facts").textContent.includes("4.19")),
+    early.join(","));
   const oldLegend = await page.$$eval('.chart[data-fig="refaults"] .u-legend .u-series', (t) => t.map((x) => x.textContent));
   check("4.19 host: refaults from workingset_refault (no _file split)", oldLegend.some((t) => t.includes("refault (all")), oldLegend.join("|"));
   check("4.19 host: PSI chart says not reported", await page.$eval('.chart[data-fig="psi"]', (e) => e.textContent.includes("not reported")));

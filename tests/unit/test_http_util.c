@@ -243,6 +243,11 @@ static void test_route(void)
 	route_match("/api/v1/hosts/db-07/series", &r);
 	CHECK_INT(r.id, ROUTE_HOST_SERIES);
 	CHECK_STR(r.host, "db-07");
+	route_match("/api/v1/hosts/db-07/series_batch", &r);
+	CHECK_INT(r.id, ROUTE_HOST_SERIES_BATCH);
+	CHECK_STR(r.host, "db-07");
+	route_match("/api/v1/hosts/db-07/series_batchx", &r);
+	CHECK_INT(r.id, ROUTE_NOT_FOUND);
 	route_match("/api/v1/hosts/db-07/cgroups", &r);
 	CHECK_INT(r.id, ROUTE_HOST_CGROUPS);
 	route_match("/api/v1/hosts/db-07/metrics/", &r);

@@ -30,13 +30,14 @@ export class ApiError extends Error {
 }
 
 // The response of a request index.html started before the modules loaded
-// (window.vmscopeEarly: the fleet view's first call), once, when url is the
-// same request; else null.
+// (window.vmscopeEarly, URL -> fetch promise: the first view's first
+// calls), once, when url is that same request; else null.
 function takeEarly(url) {
   const e = window.vmscopeEarly;
-  if (!e || e.url !== url) return null;
-  window.vmscopeEarly = null;
-  return e.res;
+  if (!e || !e[url]) return null;
+  const res = e[url];
+  delete e[url];
+  return res;
 }
 
 // GET path with params (an object; undefined/null/"" values are left out).
