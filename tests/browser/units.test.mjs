@@ -120,6 +120,19 @@ eq("merge overlapping", mergeIntervals([{ t0: 10, t1: 20, severity: "critical" }
   { t0: 40, t1: 50, severity: "critical" }, { t0: 12, t1: 14, severity: "warning" }]),
   [{ t0: 12, t1: 14, severity: "warning" }, { t0: 10, t1: 30, severity: "critical" }, { t0: 40, t1: 50, severity: "critical" }]);
 
+// the fleet's columnar answer: points per host built on demand, last values for sorting
+{
+  const { fromColumns } = await import("../../web/js/fleet.js");
+  const d = fromColumns({ layout: "columns", ts: [100, 110, 120], hosts: [
+    { host: "a", spark: { refault_file: [1, 2, null], swap_in: [null, null, null] } }] });
+  const a = d.hosts[0];
+  eq("fromColumns last value skips trailing nulls", a.lastSpark, { refault_file: 2, swap_in: null });
+  eq("fromColumns points on demand", a.spark.refault_file, [[100, 1], [110, 2], [120, null]]);
+  eq("fromColumns points are built once", a.spark.refault_file === a.spark.refault_file, true);
+  eq("fromColumns keeps the keys", Object.keys(a.spark), ["refault_file", "swap_in"]);
+  eq("a points answer passes through", fromColumns({ hosts: [] }), { hosts: [] });
+}
+
 // index.html preloads every module the page imports (and uPlot), so the
 // browser fetches them in parallel instead of one import level at a time
 {
@@ -127,18 +140,20 @@ eq("merge overlapping", mergeIntervals([{ t0: 10, t1: 20, severity: "critical" }
   const root = new URL("../../web/", import.meta.url);
   const html = readFileSync(new URL("index.html", root), "utf8");
   const pre = new Set([...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]));
-  // every module reachable from js/app.js through static imports
+  // every module reachable from js/app.js through static and dynamic imports
   const reach = new Set();
   const walk = (rel) => {
     if (reach.has(rel)) return;
     reach.add(rel);
     const src = readFileSync(new URL(rel, root), "utf8");
-    for (const m of src.matchAll(/^import[^"']*["']([^"']+)["']/gm)) {
-      const abs = new URL(m[1], new URL(rel, root)).href.slice(root.href.length);
+    for (const m of src.matchAll(/^import[^"'(]*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm)) {
+      const spec = m[1] || m[2];
+      const abs = new URL(spec, new URL(rel, root)).href.slice(root.href.length);
       walk(abs);
     }
   };
   walk("js/app.js");
+  eq("the walk reaches the views and uPlot", ["js/host.js", "js/charts.js", "js/compare.js", "vendor/uPlot.esm.js"].every((m) => reach.has(m)), true);
   eq("every imported module is preloaded", [...reach].filter((r) => !pre.has(r)).sort(), []);
   eq("uPlot is preloaded", pre.has("vendor/uPlot.esm.js"), true);
   eq("every preload exists", [...pre].filter((r) => !r.startsWith("vendor/") && !readdirSync(new URL("js/", root)).includes(r.slice(3))), []);

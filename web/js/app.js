@@ -5,18 +5,24 @@
 //   #/host/NAME?range=1h | ?from=TS&to=TS, &cgroup=PATH
 //   #/alerts?kind=&host=&cgroup=&state=
 //   #/compare?group_by=kernel|label:KEY&a=&b=&range=&label=KEY:VALUE
+// The fleet view (the default) is imported up front; the others when first
+// opened, so that opening the fleet does not evaluate uPlot and the chart
+// code (index.html still preloads them: no extra round trip later).
 import * as fleet from "./fleet.js";
-import * as host from "./host.js";
-import * as alerts from "./alerts.js";
-import * as compare from "./compare.js";
 import { parseHash } from "./nav.js";
 
-const VIEWS = { fleet, host, alerts, compare };
+const VIEWS = {
+  fleet: () => Promise.resolve(fleet),
+  host: () => import("./host.js"),
+  alerts: () => import("./alerts.js"),
+  compare: () => import("./compare.js"),
+};
 let current = null;
+let seq = 0;
 
-function route() {
+async function route() {
+  const my = ++seq;
   const r = parseHash(location.hash);
-  const view = VIEWS[r.name] || fleet;
   if (current) {
     try { current.destroy(); } catch (e) { console.warn("destroy failed", e); }
     current = null;
@@ -24,11 +30,13 @@ function route() {
   for (const a of document.querySelectorAll("header nav a")) {
     a.classList.toggle("active", a.dataset.nav === (r.name === "host" ? "fleet" : r.name));
   }
+  const view = await (VIEWS[r.name] || VIEWS.fleet)();
+  if (my !== seq) return;	// the hash changed again meanwhile
   const el = document.getElementById("view");
   el.replaceChildren();
   for (const k of Object.keys(el.dataset)) delete el.dataset[k];
   current = view.mount(el, r);
 }
 
-window.addEventListener("hashchange", route);
-route();
+window.addEventListener("hashchange", () => { route().catch((e) => console.error("route", e)); });
+route().catch((e) => console.error("route", e));
