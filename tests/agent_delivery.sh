@@ -176,7 +176,9 @@ try:
     before = len(st["accepted"])
     control(status=503)
     b = start_agent("b", f"{TMPD}/spool-b")
-    time.sleep(2.0)
+    # until a few samples are spooled (a fixed sleep found none when a
+    # loaded machine started the sanitizer build slowly)
+    wait_until(lambda: os.path.isdir(f"{TMPD}/spool-b") and len(spooled_ts(f"{TMPD}/spool-b")) >= 6, 30)
     stop_agent(b, signal.SIGKILL)
     pending = spooled_ts(f"{TMPD}/spool-b")
     check(len(pending) >= 5, f"samples spooled before kill -9 ({len(pending)})")
@@ -277,6 +279,7 @@ try:
     control(delay=0.6)
     g = start_agent("g", f"{TMPD}/spool-g")
     time.sleep(2.0)
+    wait_until(lambda: os.path.isdir(f"{TMPD}/spool-g") and len(spooled_ts(f"{TMPD}/spool-g")) >= 1, 30)
     stop_agent(g, signal.SIGKILL)
     pending = spooled_ts(f"{TMPD}/spool-g")
     dups0 = stats()["dups"]
