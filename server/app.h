@@ -60,6 +60,7 @@ struct request {
 	size_t drain_max;	/* ... if it is at most this long */
 	const char *refuse_error, *refuse_hint;	/* static strings */
 	bool answered;		/* a response was queued */
+	bool deferred;		/* GET/HEAD: answered on the second call (keep-alive) */
 };
 
 #endif

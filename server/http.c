@@ -153,6 +153,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return api_overrides_put_begin(rq);
 		if (rq->route.id == ROUTE_SILENCES && strcmp(method, "POST") == 0)
 			return api_silence_begin(rq);
+		/* A response queued on the first call, before libmicrohttpd has
+		 * seen the (empty) request body end, makes it close the
+		 * connection after the answer: every GET then cost a new TCP
+		 * connection (a dashboard view makes several). GET and HEAD are
+		 * answered on the next call instead, which keeps the connection
+		 * alive. Other methods on read endpoints are refused at once. */
+		if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) {
+			rq->deferred = true;
+			return MHD_YES;
+		}
+		return dispatch(rq);
+	}
+	if (rq->deferred) {
+		if (*upload_data_size) {	/* a GET with a body: ignored */
+			*upload_data_size = 0;
+			return MHD_YES;
+		}
+		rq->deferred = false;
 		return dispatch(rq);
 	}
 	if (rq->answered) {

@@ -233,6 +233,14 @@ for p in "/../secret.txt" "/%2e%2e/secret.txt" "/sub/%2e%2e/%2e%2e/secret.txt" "
 	if [[ "$BODY" == *secret* && "$BODY" != *error* ]]; then bad "traversal $p leaked the file"; else ok; fi
 done
 
+# --- keep-alive: GETs (answered or refused) leave the connection open for the next request ---
+curl -sv -o /dev/null -o /dev/null -o /dev/null "$E2E_URL/healthz" "$E2E_URL/no-such-page" "$E2E_URL/api/v1/hosts" \
+	>"$E2E_DIR/keepalive.txt" 2>&1
+check_eq "$(grep -c 'Re-using existing connection' "$E2E_DIR/keepalive.txt")" 2 "three GETs share one connection"
+check_eq "$(grep -ci '^< connection: close' "$E2E_DIR/keepalive.txt")" 0 "no GET answer closes the connection"
+curl -s -I "$E2E_URL/healthz" >"$E2E_DIR/head.txt"
+check "HEAD is answered" grep -q '^HTTP/1.1 200' "$E2E_DIR/head.txt"
+
 # --- health and metrics ---
 req GET /healthz
 check_status 200 "healthz"
