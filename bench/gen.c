@@ -27,6 +27,7 @@ static const char *const cgevent_names[] = { "low", "high", "max", "oom", "oom_k
 
 #define NVM (sizeof(vmstat_names) / sizeof(vmstat_names[0]))
 #define NMI (sizeof(meminfo_names) / sizeof(meminfo_names[0]))
+enum { MI_MEMTOTAL = 0, MI_SWAPTOTAL = 14, MI_SWAPFREE = 15 };	/* positions in meminfo_names */
 #define NCS (sizeof(cgstat_names) / sizeof(cgstat_names[0]))
 #define NCE (sizeof(cgevent_names) / sizeof(cgevent_names[0]))
 
@@ -75,6 +76,12 @@ struct gen_host *gen_host_new(const char *name, int ncg, uint64_t seed)
 		h->mi[i] = (int64_t)(rnd(&h->rng) % 30000000);
 		h->mi_rate[i] = rnd(&h->rng) % 3 == 0 ? -(int64_t)(rnd(&h->rng) % 2000) : 0;
 	}
+	/* totals fixed and above what they bound (the dashboard charts
+	 * MemTotal - MemAvailable and SwapTotal - SwapFree) */
+	h->mi[MI_MEMTOTAL] = 33554432;	/* 32 GiB in kB */
+	h->mi[MI_SWAPTOTAL] = 8388604;
+	h->mi_rate[MI_MEMTOTAL] = h->mi_rate[MI_SWAPTOTAL] = 0;
+	h->mi[MI_SWAPFREE] %= h->mi[MI_SWAPTOTAL];
 	h->ncg = ncg;
 	h->cg = calloc((size_t)(ncg ? ncg : 1), sizeof(*h->cg));
 	if (!h->cg) {
@@ -121,6 +128,8 @@ void gen_host_step(struct gen_host *h, int64_t dt_ms)
 		h->vm[i] = move(&h->rng, h->vm[i], h->vm_rate[i], dt_ms);
 	for (size_t i = 0; i < NMI; i++)
 		h->mi[i] = move(&h->rng, h->mi[i], h->mi_rate[i], dt_ms);
+	if (h->mi[MI_SWAPFREE] > h->mi[MI_SWAPTOTAL])
+		h->mi[MI_SWAPFREE] = h->mi[MI_SWAPTOTAL];
 	for (int r = 0; r < 3; r++)
 		h->psi_total[r][0] += (int64_t)(rnd(&h->rng) % 50) * dt_ms / 1000;
 	for (int c = 0; c < h->ncg; c++) {
