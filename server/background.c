@@ -4,39 +4,15 @@
 #include "log.h"
 #include "store.h"
 #include "timeparse.h"
+#include "worker.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
 struct background {
 	struct app *app;
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cond;
-	bool stopping;
+	struct worker w;
 };
-
-/* Sleeps up to ms or until stopping; returns true when stopping. */
-static bool nap(struct background *bg, int64_t ms)
-{
-	struct timespec until;
-	bool stop;
-
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += (time_t)(ms / 1000);
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&bg->mu);
-	while (!bg->stopping && pthread_cond_timedwait(&bg->cond, &bg->mu, &until) == 0)
-		;
-	stop = bg->stopping;
-	pthread_mutex_unlock(&bg->mu);
-	return stop;
-}
 
 static struct store *open_store(struct background *bg)
 {
@@ -61,7 +37,7 @@ static struct store *open_store(struct background *bg)
 				"could not open the database (%s); retrying every %d s, answering 503 "
 				"meanwhile", err, BG_RETRY_MS / 1000);
 		attempts++;
-		if (nap(bg, BG_RETRY_MS))
+		if (worker_nap(&bg->w, BG_RETRY_MS))
 			return NULL;
 	}
 }
@@ -112,7 +88,7 @@ static void *run(void *arg)
 			tick(bg, st);
 			last_tick = ms;
 		}
-		if (nap(bg, 1000))
+		if (worker_nap(&bg->w, 1000))
 			break;
 	}
 	return NULL;
@@ -121,19 +97,11 @@ static void *run(void *arg)
 struct background *background_start(struct app *app)
 {
 	struct background *bg = calloc(1, sizeof(*bg));
-	pthread_condattr_t ca;
 
 	if (!bg)
 		return NULL;
 	bg->app = app;
-	pthread_mutex_init(&bg->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&bg->cond, &ca);
-	pthread_condattr_destroy(&ca);
-	if (pthread_create(&bg->thread, NULL, run, bg) != 0) {
-		pthread_cond_destroy(&bg->cond);
-		pthread_mutex_destroy(&bg->mu);
+	if (worker_start(&bg->w, run, bg) < 0) {
 		free(bg);
 		return NULL;
 	}
@@ -144,12 +112,6 @@ void background_stop(struct background *bg)
 {
 	if (!bg)
 		return;
-	pthread_mutex_lock(&bg->mu);
-	bg->stopping = true;
-	pthread_cond_broadcast(&bg->cond);
-	pthread_mutex_unlock(&bg->mu);
-	pthread_join(bg->thread, NULL);
-	pthread_cond_destroy(&bg->cond);
-	pthread_mutex_destroy(&bg->mu);
+	worker_stop(&bg->w);
 	free(bg);
 }

@@ -4,39 +4,15 @@
 #include "log.h"
 #include "store_cgrollup.h"
 #include "timeparse.h"
+#include "worker.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
 struct cgroup_rollup {
 	struct app *app;
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cond;
-	bool stopping;
+	struct worker w;
 };
-
-/* Sleeps up to ms or until stopping; returns true when stopping. */
-static bool nap(struct cgroup_rollup *cr, int64_t ms)
-{
-	struct timespec until;
-	bool stop;
-
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += (time_t)(ms / 1000);
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&cr->mu);
-	while (!cr->stopping && pthread_cond_timedwait(&cr->cond, &cr->mu, &until) == 0)
-		;
-	stop = cr->stopping;
-	pthread_mutex_unlock(&cr->mu);
-	return stop;
-}
 
 static int64_t mono_ms(clockid_t clk)
 {
@@ -67,7 +43,7 @@ static void *run(void *arg)
 	bool failing = false;
 
 	while (!(st = app_store(cr->app)))
-		if (nap(cr, 1000))
+		if (worker_nap(&cr->w, 1000))
 			return NULL;
 	for (;;) {
 		char err[512] = "";
@@ -88,7 +64,7 @@ static void *run(void *arg)
 			cpu0 = cpu;
 			last_report = now;
 		}
-		if (nap(cr, more && rc == STORE_OK ? 0 : CGR_PERIOD_MS))
+		if (worker_nap(&cr->w, more && rc == STORE_OK ? 0 : CGR_PERIOD_MS))
 			break;
 	}
 	return NULL;
@@ -97,19 +73,11 @@ static void *run(void *arg)
 struct cgroup_rollup *cgroup_rollup_start(struct app *app)
 {
 	struct cgroup_rollup *cr = calloc(1, sizeof(*cr));
-	pthread_condattr_t ca;
 
 	if (!cr)
 		return NULL;
 	cr->app = app;
-	pthread_mutex_init(&cr->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&cr->cond, &ca);
-	pthread_condattr_destroy(&ca);
-	if (pthread_create(&cr->thread, NULL, run, cr) != 0) {
-		pthread_cond_destroy(&cr->cond);
-		pthread_mutex_destroy(&cr->mu);
+	if (worker_start(&cr->w, run, cr) < 0) {
 		free(cr);
 		return NULL;
 	}
@@ -120,12 +88,6 @@ void cgroup_rollup_stop(struct cgroup_rollup *cr)
 {
 	if (!cr)
 		return;
-	pthread_mutex_lock(&cr->mu);
-	cr->stopping = true;
-	pthread_cond_broadcast(&cr->cond);
-	pthread_mutex_unlock(&cr->mu);
-	pthread_join(cr->thread, NULL);
-	pthread_cond_destroy(&cr->cond);
-	pthread_mutex_destroy(&cr->mu);
+	worker_stop(&cr->w);
 	free(cr);
 }
