@@ -111,6 +111,20 @@ static struct det_state_row *find_row(struct det_state_row *rows, size_t n, cons
 	return NULL;
 }
 
+/* Writes into names (initialised here; the caller releases it) a text
+ * array of the hosts of rows not yet found. Returns 0, or -1 when out of
+ * memory. */
+static int missing_hosts(struct cbuf *names, const struct det_state_row *rows, size_t n, const bool *found)
+{
+	cbuf_init(names);
+	int bad = arr_begin(names);
+	for (size_t i = 0; i < n && !bad; i++)
+		if (!found[i])
+			bad |= arr_text(names, rows[i].host);
+	bad |= arr_end(names);
+	return bad ? -1 : 0;
+}
+
 /* Runs lock_sql for the hosts of rows that are not yet found (all when
  * none is) and fills what it returns. Returns how many rows were found,
  * or -1 with err written. */
@@ -121,13 +135,7 @@ static int lock_rows(PGconn *c, struct det_state_row *rows, size_t n, bool *foun
 	PGresult *r = NULL;
 	int nfound = 0;
 
-	cbuf_init(&names);
-	int bad = arr_begin(&names);
-	for (size_t i = 0; i < n && !bad; i++)
-		if (!found[i])
-			bad |= arr_text(&names, rows[i].host);
-	bad |= arr_end(&names);
-	if (bad) {
+	if (missing_hosts(&names, rows, n, found) < 0) {
 		cbuf_release(&names);
 		snprintf(err, errlen, "could not lock detector state: out of memory");
 		return -1;
@@ -184,13 +192,7 @@ int alert_store_lock_states(PGconn *c, struct det_state_row *rows, size_t n, int
 	if ((size_t)got < n) {
 		/* hosts seen for the first time: their rows, then lock those */
 		struct cbuf names;
-		cbuf_init(&names);
-		int bad = arr_begin(&names);
-		for (size_t i = 0; i < n && !bad; i++)
-			if (!found[i])
-				bad |= arr_text(&names, rows[i].host);
-		bad |= arr_end(&names);
-		if (bad) {
+		if (missing_hosts(&names, rows, n, found) < 0) {
 			cbuf_release(&names);
 			snprintf(err, errlen, "could not create detector state: out of memory");
 			goto out;
