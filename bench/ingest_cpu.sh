@@ -29,16 +29,7 @@ trap cleanup EXIT
 rm -rf "$(scripts/pg.sh dir "$OUT/pg-cpu")"/data
 BASE=$(scripts/pg.sh start "$OUT/pg-cpu" "$PG_PORT")
 PGDATA_DIR=$(scripts/pg.sh dir "$OUT/pg-cpu")/data
-cpu_of() {
-	local total=0 p
-	for p in "$@"; do
-		[ -r "/proc/$p/stat" ] || continue
-		total=$((total + $(awk '{print $14+$15+$16+$17}' "/proc/$p/stat")))
-	done
-	echo "$total"
-}
-pg_pids() { local pm; pm=$(head -1 "$PGDATA_DIR/postmaster.pid"); echo "$pm $(ps -o pid= --ppid "$pm" | tr '\n' ' ')"; }
-TCK=$(getconf CLK_TCK)
+. bench/_cpu.sh
 SPORT=$(scripts/freeport.sh)
 "${SERVER:-$BIN/vmscope-server}" --listen "127.0.0.1:$SPORT" --db "$BASE" --token benchtoken \
 	--log-level warn --retention-days 400 >"$OUT/ingest_cpu.server.log" 2>&1 &

@@ -64,16 +64,7 @@ fi
 mkdb() { psqlc "DROP DATABASE IF EXISTS $1" && psqlc "CREATE DATABASE $1"; echo "${BASE/dbname=vmscope/dbname=$1}"; }
 
 # CPU seconds (user+sys) of a process tree: the server, or the postmaster and its children.
-cpu_of() {
-	local total=0 p
-	for p in "$@"; do
-		[ -r "/proc/$p/stat" ] || continue
-		total=$((total + $(awk '{print $14+$15+$16+$17}' "/proc/$p/stat")))
-	done
-	echo "$total"
-}
-pg_pids() { local pm; pm=$(head -1 "$PGDATA_DIR/postmaster.pid"); echo "$pm $(ps -o pid= --ppid "$pm" | tr '\n' ' ')"; }
-TCK=$(getconf CLK_TCK)
+. bench/_cpu.sh
 
 start_server() {
 	local db=$1
