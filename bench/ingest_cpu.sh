@@ -7,6 +7,11 @@
 #                                  per request, 16 connections; BENCH_WARM_S (20) s of
 #                                  warm-up so every host exists, then BENCH_INGEST_S (30) s measured
 #   SERVER=path/vmscope-server  another server binary (an A/B against the same load generator)
+#   BENCH_PGSS=1 bench/ingest_cpu.sh   also the measured run's statement mix (pg_stat_statements)
+#                                  and what PostgreSQL wrote for it: WAL bytes, records and
+#                                  full-page images per sample, commits and WAL fsyncs,
+#                                  checkpoints, rows inserted/updated/HOT-updated per table
+#                                  (TOAST tables included), in bench/out/ingest_cpu.pgstats.txt
 #   PERF=1 bench/ingest_cpu.sh     also `perf record -g` the server over the measured
 #                                  run (bench/out/ingest_cpu.perf.data), and the load
 #                                  generator (bench/out/ingest_cpu.loadgen.perf.data)
@@ -29,7 +34,25 @@ trap cleanup EXIT
 rm -rf "$(scripts/pg.sh dir "$OUT/pg-cpu")"/data
 BASE=$(scripts/pg.sh start "$OUT/pg-cpu" "$PG_PORT")
 PGDATA_DIR=$(scripts/pg.sh dir "$OUT/pg-cpu")/data
+if [ "${BENCH_PGSS:-0}" = 1 ]; then
+	psql "$BASE" -qtAc "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'" >/dev/null
+	scripts/pg.sh stop "$OUT/pg-cpu"
+	BASE=$(scripts/pg.sh start "$OUT/pg-cpu" "$PG_PORT")
+fi
 . bench/_cpu.sh
+# pgstats FILE: a snapshot of the cluster-wide write counters (JSON), for the
+# difference over the measured run
+pgstats() {
+	psql "$BASE" -qtAc "SELECT json_build_object(
+	  'lsn', pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0'),
+	  'wal', (SELECT row_to_json(w) FROM pg_stat_wal w),
+	  'bgw', (SELECT row_to_json(b) FROM pg_stat_bgwriter b),
+	  'db', (SELECT row_to_json(d) FROM pg_stat_database d WHERE datname = current_database()),
+	  'tables', (SELECT json_object_agg(t.schemaname || '.' || coalesce(c.relname, t.relname),
+	    json_build_object('ins', t.n_tup_ins, 'upd', t.n_tup_upd, 'hot', t.n_tup_hot_upd, 'del', t.n_tup_del))
+	    FROM pg_stat_all_tables t LEFT JOIN pg_class c ON c.reltoastrelid = t.relid
+	    WHERE t.schemaname IN ('public', 'pg_toast')))" >"$1"
+}
 SPORT=$(scripts/freeport.sh)
 "${SERVER:-$BIN/vmscope-server}" --listen "127.0.0.1:$SPORT" --db "$BASE" --token benchtoken \
 	--log-level warn --retention-days 400 >"$OUT/ingest_cpu.server.log" 2>&1 &
@@ -50,9 +73,46 @@ if [ "${PERF:-0}" = 1 ]; then
 	perf_pid=$!
 	LG_WRAP="perf record -g -o $OUT/ingest_cpu.loadgen.perf.data --"
 fi
+if [ "${BENCH_PGSS:-0}" = 1 ]; then
+	psql "$BASE" -qtAc "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()" >/dev/null
+	sleep 1.1	# PostgreSQL 15 flushes backends' table counters at most once a second
+	pgstats "$OUT/ingest_cpu.pgstats0.json"
+fi
 s0=$(cpu_of "$server_pid"); p0=$(cpu_of $(pg_pids))
 lg "${BENCH_INGEST_S:-30}" >"$OUT/ingest_cpu.json"
 s1=$(cpu_of "$server_pid"); p1=$(cpu_of $(pg_pids))
+if [ "${BENCH_PGSS:-0}" = 1 ]; then
+	sleep 1.1
+	pgstats "$OUT/ingest_cpu.pgstats1.json"
+	python3 - "$OUT/ingest_cpu.json" "$OUT/ingest_cpu.pgstats0.json" "$OUT/ingest_cpu.pgstats1.json" \
+		>"$OUT/ingest_cpu.pgstats.txt" <<'PY'
+import json, sys
+n = json.load(open(sys.argv[1]))["samples_ok"]
+a, b = (json.load(open(f)) for f in sys.argv[2:4])
+d = lambda x, y, k: (y[k] or 0) - (x[k] or 0)
+print(f"samples stored in the run: {n}")
+print(f"WAL bytes per sample (LSN): {(b['lsn'] - a['lsn']) / n:.0f}")
+for k in ("wal_records", "wal_fpi", "wal_bytes", "wal_buffers_full", "wal_write", "wal_sync"):
+    print(f"pg_stat_wal {k}: {d(a['wal'], b['wal'], k)} ({d(a['wal'], b['wal'], k) / n:.2f} per sample)")
+c = d(a['db'], b['db'], 'xact_commit')
+print(f"commits: {c} ({n / max(c, 1):.2f} samples per commit; WAL fsyncs per commit {d(a['wal'], b['wal'], 'wal_sync') / max(c, 1):.2f})")
+for k in ("checkpoints_timed", "checkpoints_req", "buffers_checkpoint", "buffers_backend", "buffers_backend_fsync"):
+    print(f"pg_stat_bgwriter {k}: {d(a['bgw'], b['bgw'], k)}")
+print(f"{'table':44} {'ins':>8} {'upd':>8} {'hot':>8} {'del':>8}  per sample: ins upd")
+rows = []
+for t, v in b["tables"].items():
+    v0 = a["tables"].get(t, {"ins": 0, "upd": 0, "hot": 0, "del": 0})
+    dv = {k: v[k] - v0[k] for k in v}
+    if any(dv.values()):
+        rows.append((t, dv))
+for t, dv in sorted(rows, key=lambda r: -(r[1]["ins"] + r[1]["upd"])):
+    print(f"{t:44} {dv['ins']:8} {dv['upd']:8} {dv['hot']:8} {dv['del']:8}  {dv['ins'] / n:.2f} {dv['upd'] / n:.2f}")
+PY
+	psql "$BASE" -qAc "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms, \
+		round(mean_exec_time::numeric, 3) AS mean_ms, round(mean_plan_time::numeric, 3) AS plan_ms, \
+		wal_bytes, wal_fpi, left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query \
+		FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25" >>"$OUT/ingest_cpu.pgstats.txt"
+fi
 l1=$(uptime | sed 's/.*load average: //')
 if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; perf_pid=; fi
 python3 - "$OUT/ingest_cpu.json" "$s0" "$s1" "$p0" "$p1" "$TCK" "$l0" "$l1" <<'PY'

@@ -10,6 +10,15 @@
  * PostgreSQL): each host's body stays rendered between its samples and only
  * the numbers that moved and the ts are rewritten in place (gen_body_render);
  * a request's body is one memcpy of it.
+ *
+ * Timestamps follow the clock, as a real agent's do: a host posts the
+ * current time less a fixed offset of its own under 10 s (the fleet's
+ * phases spread out), at least LG_MIN_STEP_MS after its previous sample,
+ * and its counters move by the time that passed. (They used to start an
+ * hour back and advance 10 s a post: every host then stayed far behind the
+ * server's clock, and the server's host_silent tick opened and resolved an
+ * alert for most of them all the time, work a real fleet does not cause;
+ * docs/scaling.md.)
  */
 #include "gen.h"
 
@@ -39,6 +48,16 @@ struct slot {
 	int nsamples;
 	int busy;
 };
+
+/* a host posting faster than this still moves its ts by this much */
+#define LG_MIN_STEP_MS 200
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static double now_s(void)
 {
@@ -105,10 +124,11 @@ int main(int argc, char **argv)
 
 	struct gen_host **hosts = calloc((size_t)o.hosts, sizeof(*hosts));
 	struct gen_body **bodies = calloc((size_t)o.hosts, sizeof(*bodies));
-	int64_t *next_ts = calloc((size_t)o.hosts, sizeof(*next_ts));
-	struct timespec wall;
-	clock_gettime(CLOCK_REALTIME, &wall);
-	int64_t base_ms = (int64_t)wall.tv_sec * 1000 - 3600 * 1000;	/* an hour ago */
+	int64_t *last_ts = calloc((size_t)o.hosts, sizeof(*last_ts));	/* 0: none posted yet */
+	if (!hosts || !bodies || !last_ts) {
+		fprintf(stderr, "loadgen: out of memory\n");
+		return 1;
+	}
 	for (int i = 0; i < o.hosts; i++) {
 		char name[64];
 		snprintf(name, sizeof(name), "bench-%05d", i);
@@ -118,7 +138,6 @@ int main(int argc, char **argv)
 			fprintf(stderr, "loadgen: out of memory\n");
 			return 1;
 		}
-		next_ts[i] = base_ms + (i % 10000);
 	}
 
 	CURLM *multi = curl_multi_init();
@@ -159,10 +178,13 @@ int main(int argc, char **argv)
 			for (int b = 0; b < o.batch; b++) {
 				int h = next_host;
 				next_host = (next_host + 1) % o.hosts;
-				gen_host_step(hosts[h], 10000);
+				int64_t ts = wall_ms() - h % 10000;
+				if (last_ts[h] && ts < last_ts[h] + LG_MIN_STEP_MS)
+					ts = last_ts[h] + LG_MIN_STEP_MS;
+				gen_host_step(hosts[h], last_ts[h] ? ts - last_ts[h] : 10000);
+				last_ts[h] = ts;
 				size_t n;
-				const char *text = gen_body_render(bodies[h], hosts[h], next_ts[h], &n);
-				next_ts[h] += 10000;
+				const char *text = gen_body_render(bodies[h], hosts[h], ts, &n);
 				if (!text || n > sl->cap - len - 2) {
 					fprintf(stderr, "loadgen: out of memory or sample too large\n");
 					return 1;
@@ -245,7 +267,7 @@ int main(int argc, char **argv)
 	}
 	free(hosts);
 	free(bodies);
-	free(next_ts);
+	free(last_ts);
 	free(slots);
 	free(lat);
 	curl_multi_cleanup(multi);
