@@ -16,7 +16,16 @@
 // page itself costs, much less distorted by a loaded machine than wall time. With SCREENS=DIR also writes fleet.png, host-7d.png and
 // alerts.png of that data size there.
 //
-// usage: node bench/browser.mjs URL HOST [RUNS]   (env CHROMIUM, SCREENS)
+// With TIMELINE=1, also writes to stderr, for the last load of each view, a
+// timeline from navigation start: the HTML, every module and API request
+// (start, end, bytes), the page's performance marks (host.js marks each
+// chart drawn) and the main thread's long tasks (> 50 ms): where the time
+// goes.
+//
+// With TRACE=DIR, a Chromium trace of each view's last load goes to
+// DIR/VIEW.json (chrome://tracing, or bench/tracesum.py for a summary).
+//
+// usage: node bench/browser.mjs URL HOST [RUNS]   (env CHROMIUM, SCREENS, TIMELINE, TRACE)
 import { chromium } from "playwright-core";
 import { mkdirSync } from "node:fs";
 
@@ -27,6 +36,9 @@ if (!BASE || !HOST) {
   process.exit(2);
 }
 const SCREENS = process.env.SCREENS || "";
+const TIMELINE = process.env.TIMELINE === "1";
+const TRACE = process.env.TRACE || "";	// a folder: a Chromium trace of each view's last load
+if (TRACE) mkdirSync(TRACE, { recursive: true });
 const VIEWPORT = { width: 1600, height: 1000 };
 
 const browser = await chromium.launch({
@@ -36,17 +48,28 @@ const browser = await chromium.launch({
 
 // One load of url in a fresh context: ms from navigation start until
 // ready() (a page function returning a time in ms, or falsy) holds.
-async function load(url, ready, screenshot) {
+async function load(url, ready, screenshot, trace) {
   const ctx = await browser.newContext({ viewport: VIEWPORT });
   const page = await ctx.newPage();
+  if (TIMELINE) {
+    await page.addInitScript(() => {
+      window.__longtasks = [];
+      try {
+        new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longtasks.push([e.startTime, e.duration]); })
+          .observe({ type: "longtask", buffered: true });
+      } catch (_) { /* not supported */ }
+    });
+  }
   const cdp = await ctx.newCDPSession(page);
   await cdp.send("Performance.enable", { timeDomain: "threadTicks" });
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
   page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  if (trace) await browser.startTracing(page, { path: trace, screenshots: false });
   await page.goto(url);
   const h = await page.waitForFunction(ready, undefined, { timeout: 60000, polling: "raf" });
   const ms = await h.jsonValue();
+  if (trace) await browser.stopTracing();
   const { metrics } = await cdp.send("Performance.getMetrics");
   const m = Object.fromEntries(metrics.map((x) => [x.name, x.value]));
   const cpu = {
@@ -56,13 +79,25 @@ async function load(url, ready, screenshot) {
   const api = await page.evaluate(() => performance.getEntriesByType("resource")
     .filter((e) => e.name.includes("/api/v1/"))
     .map((e) => ({ url: e.name.replace(location.origin, ""), ms: e.duration, bytes: e.transferSize })));
+  const timeline = TIMELINE ? await page.evaluate(() => {
+    const r = (x) => Math.round(x);
+    const nav = performance.getEntriesByType("navigation")[0];
+    const ev = [["html", r(nav.requestStart), r(nav.responseEnd), nav.transferSize],
+      ["domInteractive", r(nav.domInteractive)], ["DOMContentLoaded", r(nav.domContentLoadedEventEnd)]];
+    for (const e of performance.getEntriesByType("resource")) {
+      ev.push([e.name.replace(location.origin + "/", "").slice(0, 90), r(e.startTime), r(e.responseEnd), e.transferSize, e.decodedBodySize]);
+    }
+    for (const e of performance.getEntriesByType("mark")) ev.push(["mark " + e.name, r(e.startTime)]);
+    for (const [t, d] of window.__longtasks || []) ev.push(["longtask " + r(d) + " ms", r(t), r(t + d)]);
+    return ev.sort((a, b) => a[1] - b[1]);
+  }) : null;
   if (screenshot) {
     await page.waitForTimeout(300);
     await page.screenshot({ path: screenshot, fullPage: false });
   }
   await ctx.close();
   if (errors.length) throw new Error(url + ": page errors: " + errors.join("; "));
-  return { ms, api, cpu };
+  return { ms, api, cpu, timeline };
 }
 
 const fleetReady = () => {
@@ -103,8 +138,13 @@ const views = [
 for (const [name, url, ready] of views) {
   await load(url, ready);	// warm-up: server caches, PostgreSQL buffers
   const runs = [];
-  for (let i = 0; i < RUNS; i++) runs.push(await load(url, ready));
+  for (let i = 0; i < RUNS; i++) runs.push(await load(url, ready, null, TRACE && i === RUNS - 1 ? TRACE + "/" + name + ".json" : null));
   out[name] = stats(runs);
+  if (TIMELINE) {
+    const last = runs[runs.length - 1];
+    console.error("--- " + name + " (ready at " + Math.round(last.ms) + " ms; ms from navigation start: start end bytes decoded)");
+    for (const e of last.timeline) console.error("  " + e.slice(1).map((v) => String(v ?? "")).join("\t") + "\t" + e[0]);
+  }
 }
 await browser.close();
 console.log(JSON.stringify(out));
