@@ -133,8 +133,9 @@ async function run() {
   check("the chart canvases are drawn", plotDrawn.length >= 7 && plotDrawn.every(Boolean));
   const sr = seriesReqs().filter((u, i) => requests.indexOf(u) >= before);
   const pts = sr.map((u) => Number(u.searchParams.get("points")));
-  const width = await page.$eval(".chart .uplot", (e) => e.clientWidth);
-  check("series fetched with points about the chart width", pts.length > 0 && pts.every((p) => p > width * 0.6 && p < width * 1.4), `points ${[...new Set(pts)]} width ${width}`);
+  // one point per two pixels of the plot area (web/js/hostplan.js pointsFor)
+  const width = await page.$eval(".chart .uplot .u-over", (e) => e.clientWidth);
+  check("series fetched with points about half the plot width", pts.length > 0 && pts.every((p) => p > width * 0.4 && p < width * 0.6), `points ${[...new Set(pts)]} plot width ${width}`);
   const metrics = new Set(sr.flatMap(metricsOf));
   check("host view fetches its series in two series_batch requests", sr.length === 2 && sr.every((u) => u.pathname.endsWith("/series_batch")), sr.map((u) => u.pathname).join(","));
   for (const m of ["vmstat.workingset_refault_file", "vmstat.workingset_activate_file", "vmstat.pgscan_direct", "vmstat.pgsteal_kswapd",
@@ -153,6 +154,27 @@ async function run() {
   check("alert intervals are shaded on every chart", shaded.length >= 7 && shaded.every((n) => n >= 1), JSON.stringify(shaded));
   check("alert strip shows the thrash alert", await until(() => [...document.querySelectorAll("#alert-strip a.chip")].some((a) => a.textContent.startsWith("thrash"))));
   await page.screenshot({ path: OUT + "/dashboard-host.png", fullPage: true });
+
+  // the host view opened directly (a bookmark, a reload): index.html's inline
+  // script sends the series and alerts requests before the modules run, and
+  // the view uses those answers instead of asking a second time
+  {
+    const p2 = await context.newPage();
+    const reqs2 = [];
+    p2.on("request", (r) => { if (r.url().includes("/api/v1/")) reqs2.push(new URL(r.url())); });
+    p2.on("pageerror", (e) => errors.push(String(e)));
+    await p2.goto(BASE + "/#/host/db-07?range=6h");
+    const ok2 = await p2.waitForFunction(() => document.getElementById("view").dataset.loaded &&
+      document.querySelectorAll('.chart[data-has-data="1"] .uplot').length >= 7, undefined, { timeout: 20000 }).then(() => true, () => false);
+    const sr2 = reqs2.filter(isSeries), al2 = reqs2.filter((u) => u.pathname.endsWith("/alerts"));
+    const shaded2 = await p2.$$eval(".chart .uplot", (us) => us.map((u) => Number(u.dataset.shaded || 0)));
+    check("a host view opened directly draws its 7 charts, shaded", ok2 && shaded2.length >= 7 && shaded2.every((n) => n >= 1), JSON.stringify(shaded2));
+    check("opened directly, its series and alerts are asked once (the early requests are used)",
+      sr2.length === 2 && al2.length === 1 && new Set(sr2.map((u) => u.search)).size === 2 &&
+      sr2.every((u) => Math.abs(Number(u.searchParams.get("until")) - Number(u.searchParams.get("since")) - 21600) < 5),
+      reqs2.map((u) => u.pathname.slice(-14) + u.search.slice(0, 40)).join(" "));
+    await p2.close();
+  }
 
   // range picker
   let mark = requests.length;

@@ -133,6 +133,28 @@ eq("merge overlapping", mergeIntervals([{ t0: 10, t1: 20, severity: "critical" }
   eq("a points answer passes through", fromColumns({ hosts: [] }), { hosts: [] });
 }
 
+// the host view's request plan (hostplan.js), which index.html's inline
+// script follows before the modules run: points from the window width, the
+// names split in two batches, the page-size pair on a host only
+{
+  const { apiUrl } = await import("../../web/js/api.js");
+  const { namesFor, pointsFor, requestsFor, windowOf } = await import("../../web/js/hostplan.js");
+  eq("points at 1600 px: two columns, half the plot width", pointsFor(1600), 322);
+  eq("points at 900 px: one column", pointsFor(900), 367);
+  eq("points have a floor", pointsFor(200), 100);
+  const m = { metrics: [...have61, "vmstat.nr_dirty", "meminfo.Dirty"].map((name) => ({ name })) };
+  const hn = namesFor(m, "").names;
+  eq("host names carry the page-size pair", hn.includes("vmstat.nr_dirty") && hn.includes("meminfo.Dirty"), true);
+  eq("cgroup names do not", namesFor(m, "/a").names.includes("vmstat.nr_dirty"), false);
+  const win = windowOf(new URLSearchParams("range=7d"), 1000000);
+  eq("7d window", [win.since, win.until, win.fixed], [395200, 1000000, false]);
+  const rq = requestsFor("db 1", "", win, ["a", "b", "c"], 321);
+  eq("two batches, in halves", rq.batches.map((b) => b.metrics), ["a,b", "c"]);
+  eq("batch URL", apiUrl("hosts/db%201/series_batch", rq.batches[1]), "api/v1/hosts/db%201/series_batch?metrics=c&since=395200.000&until=1000000.000&points=321");
+  eq("alerts over the window", rq.alerts, { host: "db 1", since: 395200, until: 1000000, state: "all", limit: 1000 });
+  eq("fixed window from the hash", windowOf(new URLSearchParams("from=10&to=20")), { since: 10, until: 20, fixed: true, rangeKey: null });
+}
+
 // index.html preloads every module the page imports (and uPlot), so the
 // browser fetches them in parallel instead of one import level at a time
 {

@@ -40,15 +40,22 @@ function takeEarly(url) {
   return res;
 }
 
-// GET path with params (an object; undefined/null/"" values are left out).
-// Resolves to the parsed JSON body; rejects with ApiError on a non-2xx answer
-// (message from the body's "error" field) or on a network failure.
-export async function getJSON(path, params = {}, signal) {
+// The URL of GET path with params (an object; undefined/null/"" values are
+// left out), relative; the same params in the same order give the same URL
+// (hostplan.js builds the early requests' URLs with it).
+export function apiUrl(path, params = {}) {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) {
     if (v !== undefined && v !== null && v !== "") q.set(k, String(v));
   }
-  const url = "api/v1/" + path + (q.toString() ? "?" + q : "");
+  return "api/v1/" + path + (q.toString() ? "?" + q : "");
+}
+
+// GET path with params (an object; undefined/null/"" values are left out).
+// Resolves to the parsed JSON body; rejects with ApiError on a non-2xx answer
+// (message from the body's "error" field) or on a network failure.
+export async function getJSON(path, params = {}, signal) {
+  const url = apiUrl(path, params);
   const headers = { Accept: "application/json" };
   const tok = readToken();
   if (tok) headers.Authorization = "Bearer " + tok;
@@ -112,9 +119,9 @@ export const api = {
     getJSON("hosts/" + encodeURIComponent(host) + "/metrics", { cgroup }, signal),
   series: (host, p, signal) =>
     getJSON("hosts/" + encodeURIComponent(host) + "/series", p, signal),
-  // several metrics of one window in one request: p.metrics is an array
+  // several metrics of one window in one request: p.metrics is a comma list
   seriesBatch: (host, p, signal) =>
-    getJSON("hosts/" + encodeURIComponent(host) + "/series_batch", { ...p, metrics: p.metrics.join(",") }, signal),
+    getJSON("hosts/" + encodeURIComponent(host) + "/series_batch", p, signal),
   alerts: (p, signal) => getJSON("alerts", p, signal),
   silences: (signal) => getJSON("silences", {}, signal),
   createSilence: (s) => sendJSON("POST", "silences", s),

@@ -4,14 +4,16 @@
 //   GET /api/v1/hosts/{host}/cgroups      the cgroup picker
 //   GET /api/v1/hosts/{host}/metrics      which names exist (older kernels)
 //   GET /api/v1/hosts/{host}/series_batch every metric of the view in two
-//                                         requests, points = chart width
+//                                         requests (hostplan.js: which, and
+//                                         how many points)
 //   GET /api/v1/alerts?host=&since=&until= shaded intervals and the alert strip
 // Range: ?range=15m..30d follows now (refreshed by polling); ?from=&to= is a
 // fixed window (drag-zoom and alert links set it).
-import { api } from "./api.js";
+import { api, getJSON } from "./api.js";
 import { createChart } from "./charts.js";
 import { h } from "./dom.js";
-import { CGROUP_FIGURES, HOST_FIGURES, assemble, index, inferPageSize, neededNames, resolve } from "./figures.js";
+import { CGROUP_FIGURES, HOST_FIGURES, assemble, index, inferPageSize } from "./figures.js";
+import { RANGES, batchPath, namesFor, pointsFor, requestsFor, windowOf } from "./hostplan.js";
 import { fmtAgo, fmtDuration, fmtTime, parseTime } from "./format.js";
 import { makeHash, poll, setStatus } from "./nav.js";
 
@@ -21,23 +23,24 @@ function mark(name) {
   if (!performance.getEntriesByName(name).length) performance.mark(name);
 }
 
-export const RANGES = { "15m": 900, "1h": 3600, "6h": 21600, "24h": 86400, "7d": 604800, "30d": 2592000 };
 const CHART_H = 190;
 
-// The window the hash asks for: {since, until, fixed, rangeKey}.
-export function windowOf(params, now = Date.now() / 1000) {
-  const from = Number(params.get("from")), to = Number(params.get("to"));
-  if (params.get("from") && params.get("to") && Number.isFinite(from) && Number.isFinite(to) && to > from) {
-    return { since: from, until: to, fixed: true, rangeKey: null };
-  }
-  const key = RANGES[params.get("range")] ? params.get("range") : "1h";
-  return { since: now - RANGES[key], until: now, fixed: false, rangeKey: key };
+// The plan index.html's inline script follows (hostplan.js startEarly), once:
+// the first load of this hash then asks for the same window and points, so
+// that api.js hands over the answers already on their way. A promise of
+// {win, points, names} or null.
+function takePlan(hash) {
+  const p = window.vmscopeEarlyPlan;
+  window.vmscopeEarlyPlan = null;
+  return p && p.key === hash ? p.plan : null;
 }
 
 export function mount(el, route) {
+  mark("host-mount");
   const hostName = route.arg;
   const cgroup = route.params.get("cgroup") || "";
   let win = windowOf(route.params);
+  let plan = takePlan(location.hash);
   const ctl = new AbortController();
   const charts = new Map();
   let stopPoll = null;
@@ -130,19 +133,21 @@ export function mount(el, route) {
   }
 
   async function loadData(signal) {
-    if (!win.fixed) win = windowOf(route.params);
-    const points = Math.min(2000, Math.round(plotWidth()));
-    const names = neededNames(resolved.figs);
-    if (!cgroup) for (const n of ["vmstat.nr_dirty", "meminfo.Dirty"]) if (resolved.have.has(n) && !names.includes(n)) names.push(n);
-    const q = { cgroup: cgroup || undefined, since: win.since.toFixed(3), until: win.until.toFixed(3), points };
-    // two halves in parallel: most of a batch's server time is writing
-    // the JSON answer, and two requests let two server threads (and two
-    // PostgreSQL backends) share it
-    const half = Math.ceil(names.length / 2);
-    const parts = [names.slice(0, half), names.slice(half)].filter((p) => p.length);
+    let points = pointsFor(window.innerWidth);
+    const names = resolved.names;
+    const early = plan ? await plan.catch(() => null) : null;
+    plan = null;
+    if (early && early.names === names.join(",")) {
+      // the inline script's requests: same window, points and names
+      win = early.win;
+      points = early.points;
+    } else if (!win.fixed) {
+      win = windowOf(route.params);
+    }
+    const req = requestsFor(hostName, cgroup, win, names, points);
     const [batches, al] = await Promise.all([
-      Promise.all(parts.map((p) => api.seriesBatch(hostName, { metrics: p, ...q }, signal))),
-      api.alerts({ host: hostName, since: Math.floor(win.since), until: Math.ceil(win.until), state: "all", limit: 1000 }, signal),
+      Promise.all(req.batches.map((b) => getJSON(batchPath(hostName), b, signal))),
+      api.alerts(req.alerts, signal),
     ]);
     mark("host-data");	// bench/browser.mjs: the answers are in
     alerts = al.alerts || [];
@@ -176,6 +181,7 @@ export function mount(el, route) {
         body.replaceChildren();
         const myCtx = { ...ctx };
         charts.set(rf.fig.id, { ctx: myCtx, chart: createChart(body, rf.fig, lines, idx.x, myCtx) });
+        mark("chart " + rf.fig.id);
       }
     }
     el.dataset.loaded = String(Date.now());
@@ -191,8 +197,8 @@ export function mount(el, route) {
         if (e.name !== "AbortError") facts.replaceChildren(h("span", { class: "error" }, "could not load the host's facts: " + e.message));
       });
       const m = await api.metrics(hostName, cgroup || undefined, ctl.signal);
-      const have = new Set((m.metrics || []).map((x) => x.name));
-      resolved = { have, figs: resolve(figures, have) };
+      resolved = namesFor(m, cgroup);
+      mark("host-names");
       if (win.fixed) {
         await loadData(ctl.signal);
       } else {
