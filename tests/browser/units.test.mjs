@@ -175,9 +175,9 @@ eq("merge overlapping", mergeIntervals([{ t0: 10, t1: 20, severity: "critical" }
     }
   };
   walk("js/app.js");
-  eq("the walk reaches the views and uPlot", ["js/host.js", "js/charts.js", "js/compare.js", "vendor/uPlot.esm.js"].every((m) => reach.has(m)), true);
+  eq("the walk reaches the views and uPlot", ["js/host.js", "js/charts.js", "js/compare.js", "vendor/uPlot.min.esm.js"].every((m) => reach.has(m)), true);
   eq("every imported module is preloaded", [...reach].filter((r) => !pre.has(r)).sort(), []);
-  eq("uPlot is preloaded", pre.has("vendor/uPlot.esm.js"), true);
+  eq("uPlot is preloaded", pre.has("vendor/uPlot.min.esm.js"), true);
   eq("every preload exists", [...pre].filter((r) => !r.startsWith("vendor/") && !readdirSync(new URL("js/", root)).includes(r.slice(3))), []);
   eq("the page starts the fleet request early", html.includes('urls.push("api/v1/fleet?window=3600&points=60&layout=columns")'), true);
 }

@@ -7,7 +7,7 @@
 // two more uPlot series per line: a 7-day view would otherwise carry ~75
 // series (each with its path, legend row and cursor point) instead of ~25,
 // and building them was most of the view's time.
-import uPlot from "../vendor/uPlot.esm.js";
+import uPlot from "../vendor/uPlot.min.esm.js";
 import { axisFormatter, fmtTime, formatter } from "./format.js";
 import { mergeIntervals } from "./shade.js";
 
