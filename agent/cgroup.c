@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef CGROUP_SUPER_MAGIC
@@ -174,11 +175,63 @@ bool cg_path_selected(const struct cg_select *sel, const char *path)
 	return true;
 }
 
+/* Closes a node's kept files and forgets its absent marks. */
+static void node_files_close(struct cg_walk *wk, struct cg_node *nd)
+{
+	for (int i = 0; i < CG_SLOTS; i++)
+		pf_keep_close(&wk->keep, &nd->fd[i]);
+	nd->stamped = false;
+}
+
 static void node_close(struct cg_walk *wk, struct cg_node *nd)
 {
 	pf_keep_close(&wk->keep, &nd->dirfd);
-	for (int i = 0; i < CG_SLOTS; i++)
-		pf_keep_close(&wk->keep, &nd->fd[i]);
+	node_files_close(wk, nd);
+}
+
+/* A directory stamp is trusted only when both times are this many seconds
+ * older than the walk: a change within the same timestamp tick as the stat
+ * that recorded the stamp would leave the times equal (filesystems store
+ * coarse times: a jiffy on ext4 and tmpfs, 2 s on FAT). */
+#define STAMP_MARGIN_S 3
+
+static bool ts_eq(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+/* Recorded trees: keeps a directory's kept files only while its entries
+ * are unchanged. A file rewritten in place shows through its kept
+ * descriptor (pread from offset 0), but one replaced (renamed over),
+ * created or removed changes the directory's modification and change
+ * times, so one fstat of the directory per visit tells when the files
+ * must be opened (and absent ones looked for) afresh. A stamp younger than
+ * STAMP_MARGIN_S is not trusted: the files are opened afresh next visit
+ * too, as they are every visit of a directory that keeps changing. */
+static void node_validate(struct cg_walk *wk, struct cg_node *nd, int dfd, time_t now)
+{
+	struct stat st;
+
+	if (fstat(dfd, &st) < 0) {
+		node_files_close(wk, nd);
+		return;
+	}
+	if (!nd->stamped || !ts_eq(&st.st_mtim, &nd->mtim) || !ts_eq(&st.st_ctim, &nd->ctim))
+		node_files_close(wk, nd);
+	nd->mtim = st.st_mtim;
+	nd->ctim = st.st_ctim;
+	nd->stamped = st.st_mtim.tv_sec < now - STAMP_MARGIN_S &&
+		st.st_ctim.tv_sec < now - STAMP_MARGIN_S;
+}
+
+/* Recorded trees: whether the kept descriptor of a hierarchy's root is
+ * still the directory at its path (the tree may have been replaced). */
+static bool root_current(const struct cg_hier *h, const struct cg_node *nd)
+{
+	struct stat st;
+
+	return stat(h->mount, &st) == 0 && (uint64_t)st.st_dev == nd->dev &&
+		(uint64_t)st.st_ino == nd->dino;
 }
 
 void cg_walk_release(struct cg_walk *wk)
@@ -396,6 +449,8 @@ static long node_get(struct cg_walk *wk, int hier, const char *rel, size_t rlen,
 	for (int i = 0; i < CG_SLOTS; i++)
 		nd->fd[i] = -1;
 	nd->gen = wk->gen;
+	nd->stamped = false;
+	nd->dev = nd->dino = 0;
 	index_insert(wk, wk->nnodes);
 	return (long)wk->nnodes++;
 }
@@ -460,11 +515,16 @@ static int queue_push(struct cg_walk *wk, uint64_t ino, const char *rel, size_t 
  * descriptor (and the files collect.c reads through the node's slots) stay
  * open for the next walk. */
 static int walk_one(struct cg_walk *wk, const struct cg_hier *h, int hier,
-		    const struct cg_select *sel, cg_visit_fn fn, void *ctx, int visited)
+		    const struct cg_select *sel, cg_visit_fn fn, void *ctx, int visited,
+		    time_t now)
 {
-	bool keeping = h->kernfs && (wk->keep.budget > 0 || wk->keep.kept > 0);
+	bool keeping = wk->keep.budget > 0 || wk->keep.kept > 0;
 	long root = keeping ? node_get(wk, hier, "", 0, 0) : -1;
 	char path[CGROUP_PATH_MAXLEN + 2];
+
+	if (root >= 0 && !h->kernfs && wk->nodes[root].dirfd >= 0 &&
+	    !root_current(h, &wk->nodes[root]))
+		node_close(wk, &wk->nodes[root]);	/* the tree was replaced */
 	int mfd = root >= 0 ? wk->nodes[root].dirfd : -1;
 	bool mfd_kept = mfd >= 0;
 
@@ -473,6 +533,16 @@ static int walk_one(struct cg_walk *wk, const struct cg_hier *h, int hier,
 		if (mfd < 0) {
 			alog_debug("could not open cgroup hierarchy %s: %s", h->mount, strerror(errno));
 			return visited;
+		}
+		struct stat st;
+		if (root >= 0 && !h->kernfs) {
+			/* a recorded tree's root is kept only while it is what the path names */
+			if (fstat(mfd, &st) < 0)
+				root = -1;
+			else {
+				wk->nodes[root].dev = (uint64_t)st.st_dev;
+				wk->nodes[root].dino = (uint64_t)st.st_ino;
+			}
 		}
 		mfd_kept = root >= 0 && keep_fd(wk, &wk->nodes[root].dirfd, mfd);
 	}
@@ -523,7 +593,11 @@ static int walk_one(struct cg_walk *wk, const struct cg_hier *h, int hier,
 			}
 		}
 		if (selected) {
+			if (ni >= 0 && !h->kernfs)
+				node_validate(wk, &wk->nodes[ni], dfd, now);
+			wk->keep.dir_stamped = ni >= 0 && !h->kernfs;
 			fn(ctx, h, dfd, path, rlen + 1, ni >= 0 ? wk->nodes[ni].fd : NULL);
+			wk->keep.dir_stamped = false;
 			visited++;
 		}
 		if (list && list_subdirs(wk, dfd, h->kernfs, depth ? dkept : mfd_kept) < 0)
@@ -564,9 +638,10 @@ int cg_walk(struct cg_walk *wk, const struct cg_hiers *hs, const struct cg_selec
 	wk->truncated = false;
 	if (++wk->gen == 0)
 		wk->gen = 1;
+	time_t now = time(NULL);
 	if (sel->depth > 0 && sel->max > 0)
 		for (int i = 0; i < hs->n; i++)
-			visited = walk_one(wk, &hs->h[i], i, sel, fn, ctx, visited);
+			visited = walk_one(wk, &hs->h[i], i, sel, fn, ctx, visited, now);
 	node_sweep(wk);
 	return visited;
 }

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "procfs.h"
 
@@ -74,17 +75,23 @@ typedef void (*cg_visit_fn)(void *ctx, const struct cg_hier *h, int dirfd,
 /* Reused memory of the walk (queue and directory listings). */
 #define CG_DENTS_BUF 16384
 
-/* A directory of a kernfs hierarchy whose descriptors are kept between
- * walks: found again by (hierarchy, relative path) and trusted only while
- * its inode number is the one listed (a cgroup removed and created again
- * under the same name is another directory). */
+/* A directory whose descriptors are kept between walks: found again by
+ * (hierarchy, relative path) and trusted only while its inode number is
+ * the one listed (a cgroup removed and created again under the same name
+ * is another directory). In a recorded tree (not kernfs) its kept files
+ * are trusted only while the directory's modification and change times
+ * are those seen when they were opened (see node_validate in cgroup.c). */
 struct cg_node {
 	char *rel;		/* owned relative path ("" for the root) */
 	uint64_t ino;
 	int hier;
 	int dirfd;		/* kept, or -1 */
-	int fd[CG_SLOTS];	/* kept files, -1 when empty */
+	int fd[CG_SLOTS];	/* kept files, -1 when empty, or PF_SLOT_ABSENT */
 	uint32_t gen;		/* the last walk that met it */
+	bool stamped;		/* recorded tree: mtim/ctim are old enough to
+				 * tell a later change (see node_validate) */
+	struct timespec mtim, ctim;
+	uint64_t dev, dino;	/* recorded tree's hierarchy root: what dirfd is */
 };
 
 struct cg_walk {
@@ -97,9 +104,9 @@ struct cg_walk {
 	size_t nnames, ncap;
 	unsigned long skipped_bad;	/* paths refused by the contract, last walk */
 	bool truncated;		/* the last walk stopped at sel->max or a buffer cap */
-	/* Kept descriptors (kernfs hierarchies only). keep.budget is set by
-	 * the owner before the first walk; 0 keeps nothing. A node not met by
-	 * a walk (its cgroup is gone or no longer walked) is closed at its end. */
+	/* Kept descriptors. keep.budget is set by the owner before the first
+	 * walk; 0 keeps nothing. A node not met by a walk (its cgroup is gone
+	 * or no longer walked) is closed at its end. */
 	struct pf_keep keep;
 	struct cg_node *nodes;	/* owned */
 	size_t nnodes, nodecap;

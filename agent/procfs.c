@@ -66,6 +66,8 @@ int pf_read_kept(struct rbuf *rb, int dirfd, const char *path, int *slot, struct
 {
 	int fd, rc;
 
+	if (slot && *slot == PF_SLOT_ABSENT)
+		return -ENOENT;
 	if (slot && *slot >= 0) {
 		rc = read_all(rb, *slot);
 		if (rc == 0) {
@@ -75,11 +77,23 @@ int pf_read_kept(struct rbuf *rb, int dirfd, const char *path, int *slot, struct
 		pf_keep_close(k, slot);	/* gone (ENODEV) or broken: open afresh */
 	}
 	rb->len = 0;
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
+	bool keepable = slot && k && k->budget > 0;
+	int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+	bool stamped = slot && k && k->dir_stamped;
+	fd = openat(dirfd, path, flags | (stamped ? O_NOFOLLOW : 0));
+	if (fd < 0 && stamped && errno == ELOOP) {
+		/* a symbolic link: read it, keep nothing, remember nothing */
+		keepable = stamped = false;
+		fd = openat(dirfd, path, flags);
+	}
+	if (fd < 0) {
+		rc = -errno;
+		if (rc == -ENOENT && stamped)
+			*slot = PF_SLOT_ABSENT;
+		return rc;
+	}
 	rc = read_all(rb, fd);
-	if (rc == 0 && slot && k && k->budget > 0) {
+	if (rc == 0 && keepable) {
 		*slot = fd;
 		k->budget--;
 		k->kept++;
@@ -94,8 +108,11 @@ int pf_read_kept(struct rbuf *rb, int dirfd, const char *path, int *slot, struct
 
 void pf_keep_close(struct pf_keep *k, int *slot)
 {
-	if (!slot || *slot < 0)
+	if (!slot || *slot < 0) {
+		if (slot)
+			*slot = -1;	/* PF_SLOT_ABSENT: no descriptor, no budget */
 		return;
+	}
 	close(*slot);
 	*slot = -1;
 	if (k) {

@@ -34,26 +34,41 @@ void rbuf_release(struct rbuf *rb);
 int pf_read(struct rbuf *rb, int dirfd, const char *path);
 
 /* File descriptors kept open between samples, and how many more may be.
- * Reading a kernel file again through a kept descriptor is one pread()
- * instead of openat+read+close: the kernel regenerates a seq_file or
- * sysfs attribute when it is read from offset 0. The price is kernel
- * memory: a seq_file keeps its buffer (a page) while open. Only for real
- * procfs/sysfs/cgroupfs files: a regular file (a recorded tree) read
- * through an old descriptor would not show a file replaced since. */
+ * Reading a file again through a kept descriptor is one pread() instead of
+ * openat+read+close: the kernel regenerates a seq_file or sysfs attribute
+ * when it is read from offset 0, and a regular file (a recorded tree)
+ * rewritten in place shows its new bytes. A regular file REPLACED (renamed
+ * over), created or removed is not seen through a kept descriptor: the
+ * walker (cgroup.c) closes a directory's kept files when the directory's
+ * timestamps say its entries changed. The price is kernel memory: a
+ * seq_file keeps its buffer (a page) while open. */
 struct pf_keep {
 	int budget;		/* descriptors that may still be kept; 0: none */
 	int kept;		/* descriptors kept now */
+	bool dir_stamped;	/* set by the walker while the directory being
+				 * read is a recorded tree's, validated by its
+				 * timestamps: a file found absent is marked
+				 * PF_SLOT_ABSENT (not looked for again until
+				 * the walker clears the slot), and a file
+				 * reached through a symbolic link is not kept
+				 * (its target's directory is not watched) */
 };
+
+/* A slot value: the file was absent (ENOENT) when last looked for, and its
+ * directory has not changed since (costs no descriptor). */
+#define PF_SLOT_ABSENT (-2)
 
 /* pf_read, reusing or filling *slot (a kept descriptor of dirfd/path, -1
  * when none): with a kept descriptor the file is read again with pread at
  * offset 0; when that fails (a removed cgroup's files answer ENODEV) the
  * descriptor is closed and the file opened afresh. A freshly opened file
- * that was read is kept in *slot while k has budget, else closed. slot
- * and k may be NULL (plain pf_read). */
+ * that was read is kept in *slot while k has budget, else closed. A slot
+ * holding PF_SLOT_ABSENT answers -ENOENT without a system call. slot and k
+ * may be NULL (plain pf_read). */
 int pf_read_kept(struct rbuf *rb, int dirfd, const char *path, int *slot, struct pf_keep *k);
 
-/* Closes a kept descriptor (if any) and gives its budget back. */
+/* Closes a kept descriptor (if any) and gives its budget back; an absent
+ * mark is cleared. */
 void pf_keep_close(struct pf_keep *k, int *slot);
 
 /* Line iteration over a buffer filled by pf_read. */

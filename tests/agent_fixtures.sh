@@ -61,5 +61,41 @@ check "cgroup-depth 0 gives no cgroups key" bash -c "'$AGENT' --root '$FX/k6.1' 
 check "labels and interval" bash -c "'$AGENT' --root '$FX/k4.14' --once --stdout --label role=db --label 'rack=r 7' --interval 2.5 2>/dev/null |
 	python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"labels\"]=={\"role\":\"db\",\"rack\":\"r 7\"} and d[\"interval_s\"]==2.5, d'"
 
+# 7. a long-running agent keeps a recorded tree's files open (one pread per
+# file and sample, one fstat per directory) and still sees every change:
+# a file rewritten in place, replaced by rename, removed, created where it
+# was absent, a cgroup directory removed and created again
+live="$tmp/live" cg="$tmp/live/sys/fs/cgroup"
+cp -r "$FX/k6.1" "$live"
+"$AGENT" --root "$live" --stdout --interval 0.2 --host fixture --log-level warn \
+	>"$tmp/live.out" 2>"$tmp/live.err" &
+lpid=$!
+nfd() { ls "/proc/$lpid/fd" 2>/dev/null | wc -l; }
+# directory stamps are trusted once 3 s old (agent/cgroup.c), then files stay open
+for _ in $(seq 150); do [ "$(nfd)" -ge 40 ] && break; sleep 0.2; done
+check "recorded tree: files kept open between samples" test "$(nfd)" -ge 40
+printf '%s\n' 4242 >"$cg/system.slice/memory.current"			# in place
+printf '%s\n' 123456789 >"$tmp/new.current"
+mv "$tmp/new.current" "$cg/system.slice/postgresql.service/memory.current"	# renamed over
+rm "$cg/system.slice/postgresql.service/memory.events"			# removed
+printf '%s\n' 777 >"$cg/system.slice/noswap.service/memory.swap.current"	# was absent
+rm -r "$cg/user.slice/user-1000.slice"					# recreated
+mkdir "$cg/user.slice/user-1000.slice"
+printf '%s\n' 5555 >"$cg/user.slice/user-1000.slice/memory.current"
+n0=$(wc -l <"$tmp/live.out")
+for _ in $(seq 150); do [ "$(wc -l <"$tmp/live.out")" -ge $((n0 + 2)) ] && break; sleep 0.2; done
+kill "$lpid"; wait "$lpid" 2>/dev/null
+check "recorded tree: changes under a running agent are seen in the next samples" python3 -c '
+import json, sys
+s = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+c = {g["path"]: g for g in s["cgroups"]}
+assert c["/system.slice"]["memory_current"] == 4242, c["/system.slice"]
+pg = c["/system.slice/postgresql.service"]
+assert pg["memory_current"] == 123456789 and "events" not in pg and "memory_stat" in pg, pg
+assert c["/system.slice/noswap.service"]["swap_current"] == 777, c["/system.slice/noswap.service"]
+u = c["/user.slice/user-1000.slice"]
+assert u == {"path": "/user.slice/user-1000.slice", "version": 2, "memory_current": 5555}, u
+' "$tmp/live.out"
+
 echo "agent_fixtures: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -532,6 +532,32 @@ static void test_read_kept(void)
 	CHECK_INT(pf_read_kept(&rb, dfd, "absent", &slot, &k), -ENOENT);
 	CHECK_INT(slot, -1);
 	CHECK_INT(k.budget, 1);
+	/* in a directory validated by its stamps (a recorded tree's) an absent
+	 * file is remembered as absent, costing no descriptor, until the
+	 * walker clears the slot (when the directory changed) */
+	k.dir_stamped = true;
+	CHECK_INT(pf_read_kept(&rb, dfd, "w", &slot, &k), -ENOENT);
+	CHECK_INT(slot, PF_SLOT_ABSENT);
+	CHECK_INT(k.budget, 1);
+	snprintf(p, sizeof(p), "%s/w", dir);
+	f = fopen(p, "w");
+	fputs("5\n", f);
+	fclose(f);
+	CHECK_INT(pf_read_kept(&rb, dfd, "w", &slot, &k), -ENOENT);
+	pf_keep_close(&k, &slot);
+	CHECK_INT(slot, -1);
+	CHECK_INT(k.budget, 1);
+	CHECK_INT(pf_read_kept(&rb, dfd, "w", &slot, &k), 0);
+	CHECK_STR(rb.p, "5\n");
+	CHECK(slot >= 0);
+	pf_keep_close(&k, &slot);
+	/* ... and a file reached through a symbolic link is read, not kept:
+	 * its target's directory is not the one watched */
+	CHECK_INT(symlinkat("w", dfd, "link"), 0);
+	CHECK_INT(pf_read_kept(&rb, dfd, "link", &slot, &k), 0);
+	CHECK_STR(rb.p, "5\n");
+	CHECK_INT(slot, -1);
+	CHECK_INT(k.kept, 0);
 	close(dfd);
 	rbuf_release(&rb);
 	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
