@@ -103,12 +103,53 @@ static uint32_t fnv1a(const char *s, size_t n, uint32_t h)
 	return h;
 }
 
+/* The characters name_metric_valid() accepts, as a table filled from it
+ * once (collector_init): a key is checked in one lookup per character. */
+static bool metric_chars[256];
+
+static void metric_chars_init(void)
+{
+	for (int ch = 1; ch < 256; ch++) {
+		char one = (char)ch;
+		metric_chars[ch] = name_metric_valid(&one, 1);
+	}
+}
+
+/* name_metric_valid(k, n), table-driven (the agent's hot loop). */
+static bool metric_key(const char *k, size_t n)
+{
+	if (n == 0 || n > METRIC_NAME_MAXLEN)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!metric_chars[(unsigned char)k[i]])
+			return false;
+	return true;
+}
+
+/* A key's hash for the key set: its length and its first and last eight
+ * bytes (two loads, not a loop over every byte; equal hashes are compared
+ * in full anyway). */
+static uint32_t key_hash(const char *k, size_t n)
+{
+	uint64_t a = 0, b = 0;
+
+	if (n >= 8) {
+		memcpy(&a, k, 8);
+		memcpy(&b, k + n - 8, 8);
+	} else {
+		memcpy(&a, k, n);
+	}
+	uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^ n;
+	return (uint32_t)(h ^ (h >> 32));
+}
+
 int collector_init(struct collector *c, const struct agent_opts *o)
 {
 	const char *root = o->root ? o->root : "/";
 
 	memset(c, 0, sizeof(*c));
 	c->o = o;
+	metric_chars_init();
 	c->rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (c->rootfd < 0) {
 		alog_error("could not open root directory %s: %s", root, strerror(errno));
@@ -200,7 +241,7 @@ static void keyset_reset(struct collector *c)
 /* True when key was already seen in the current map (and records it). */
 static bool keyset_seen(struct collector *c, const char *k, size_t n)
 {
-	uint32_t h = fnv1a(k, n, 2166136261u);
+	uint32_t h = key_hash(k, n);
 
 	for (uint32_t i = 0; i < KEYSET_SLOTS; i++) {
 		struct keyslot *s = &c->keys[(h + i) % KEYSET_SLOTS];
@@ -218,29 +259,33 @@ static bool keyset_seen(struct collector *c, const char *k, size_t n)
 }
 
 /* Writes `"name":{...}` from the "key value" (or meminfo) lines in rb, or
- * nothing at all when no line yields a value. */
-/* Returns whether the map was written (it is left out when no line was
- * usable). */
-static bool emit_kv_map(struct collector *c, const char *name, const char *where,
+ * nothing at all when no line yields a value. Messages name the map as
+ * `where`, followed by " name" when sub (a cgroup's maps): formatted only
+ * when a message is logged, not for every map. Returns whether the map
+ * was written (it is left out when no line was usable). */
+static bool emit_kv_map(struct collector *c, const char *name, const char *where, bool sub,
 			const struct rbuf *rb, bool colon)
 {
 	struct pf_iter it;
 	struct pf_kv kv;
 	enum pf_status st;
 	bool open = false;
+	char loc[300];
 
 	keyset_reset(c);
 	pf_iter_init(&it, rb);
 	while ((st = pf_next_kv(&it, &kv, colon)) != PF_END) {
-		if (st == PF_BAD || !name_metric_valid(kv.key, kv.klen)) {
-			char msg[256];
-			snprintf(msg, sizeof(msg), "skipped a malformed line in %s: \"%.*s\"", where,
+		if (st == PF_BAD || !metric_key(kv.key, kv.klen)) {
+			char msg[400];
+			snprintf(msg, sizeof(msg), "skipped a malformed line in %s%s%s: \"%.*s\"", where,
+				 sub ? " " : "", sub ? name : "",
 				 (int)(kv.klen > 64 ? 64 : kv.klen), kv.key);
 			log_once(c, msg);
 			continue;
 		}
 		if (st == PF_RANGE) {
-			note_dropped(c, where, kv.key, kv.klen);
+			snprintf(loc, sizeof(loc), "%s%s%s", where, sub ? " " : "", sub ? name : "");
+			note_dropped(c, loc, kv.key, kv.klen);
 			continue;
 		}
 		if (keyset_seen(c, kv.key, kv.klen))
@@ -250,7 +295,11 @@ static bool emit_kv_map(struct collector *c, const char *name, const char *where
 			jw_obj_begin(c->w);
 			open = true;
 		}
-		jw_key_int(c->w, kv.key, kv.klen, kv.v);	/* valid names need no escaping */
+		/* valid names need no escaping; digits as printed need no formatting */
+		if (kv.num)
+			jw_key_num(c->w, kv.key, kv.klen, kv.num, kv.nlen);
+		else
+			jw_key_int(c->w, kv.key, kv.klen, kv.v);
 	}
 	if (open)
 		jw_obj_end(c->w);
@@ -558,9 +607,15 @@ static void visit_cgroup(void *ctx, const struct cg_hier *h, int dfd, const char
 	struct collector *c = ctx;
 	struct cg_data d;
 	char where[240];
+	size_t wl = pathlen > 200 ? 200 : pathlen;
 
 	memset(&d, 0, sizeof(d));
-	snprintf(where, sizeof(where), "cgroup v%d %.200s", h->version, path);
+	/* "cgroup v2 /path" (at most 200 bytes of it) for messages, built
+	 * without snprintf: this runs for every cgroup of every sample */
+	memcpy(where, "cgroup v2 ", 10);
+	where[8] = (char)('0' + h->version);
+	memcpy(where + 10, path, wl);
+	where[10 + wl] = '\0';
 	if (h->version == 2)
 		read_cg_v2(c, dfd, fds, where, &d);
 	else
@@ -589,15 +644,10 @@ static void visit_cgroup(void *ctx, const struct cg_hier *h, int dfd, const char
 	jw_str(w, path, pathlen);
 	jw_keyz(w, "version");
 	jw_int(w, h->version);
-	char wmap[300];
-	if (d.stat_ok) {
-		snprintf(wmap, sizeof(wmap), "%s memory_stat", where);
-		emit_kv_map(c, "memory_stat", wmap, &c->rb, false);
-	}
-	if (d.events_ok) {
-		snprintf(wmap, sizeof(wmap), "%s events", where);
-		emit_kv_map(c, "events", wmap, &c->rb2, false);
-	}
+	if (d.stat_ok)
+		emit_kv_map(c, "memory_stat", where, true, &c->rb, false);
+	if (d.events_ok)
+		emit_kv_map(c, "events", where, true, &c->rb2, false);
 	if (d.psi_ok) {
 		jw_keyz(w, "psi");
 		emit_psi_res(w, &d.psi);
@@ -674,7 +724,7 @@ int collector_sample(struct collector *c, struct jw *w)
 	jw_str(w, o->host, strlen(o->host));
 	emit_ts(w, &ts);
 	emit_seconds(w, "interval_s", o->interval_s);
-	if (!emit_kv_map(c, "vmstat", "vmstat", &c->rb, false)) {
+	if (!emit_kv_map(c, "vmstat", "vmstat", false, &c->rb, false)) {
 		/* vmstat is required even when no line of it was usable
 		 * (fuzzing found it): an empty map keeps the sample valid */
 		jw_keyz(w, "vmstat");
@@ -700,7 +750,7 @@ int collector_sample(struct collector *c, struct jw *w)
 	emit_settings(c);
 	if (pf_read_kept(&c->rb, c->rootfd, "proc/meminfo", c->keep_proc ? &c->hfd[HF_MEMINFO] : NULL,
 			 &c->wk.keep) == 0)
-		emit_kv_map(c, "meminfo", "meminfo", &c->rb, true);
+		emit_kv_map(c, "meminfo", "meminfo", false, &c->rb, true);
 	emit_host_psi(c);
 	c->v2_memory = v2_has_memory(c);
 	cg_walk(&c->wk, &c->hs, &c->sel, visit_cgroup, c);

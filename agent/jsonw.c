@@ -202,11 +202,8 @@ void jw_int(struct jw *w, int64_t v)
 	put(w, tmp + i, sizeof(tmp) - i);
 }
 
-void jw_key_int(struct jw *w, const char *k, size_t n, int64_t v)
+void jw_key_num(struct jw *w, const char *k, size_t n, const char *num, size_t vn)
 {
-	char tmp[24];
-	size_t i = fmt_int(tmp, v), vn = sizeof(tmp) - i;
-
 	/* ",\"" + key + "\":" + value: written in place when it fits */
 	if (w->err || w->cap - w->len < n + vn + 4) {
 		sep(w);
@@ -214,7 +211,7 @@ void jw_key_int(struct jw *w, const char *k, size_t n, int64_t v)
 		put(w, k, n);
 		put(w, "\":", 2);
 		w->after_key = false;
-		put(w, tmp + i, vn);
+		put(w, num, vn);
 		return;
 	}
 	char *o = w->buf + w->len;
@@ -227,11 +224,19 @@ void jw_key_int(struct jw *w, const char *k, size_t n, int64_t v)
 	o += n;
 	*o++ = '"';
 	*o++ = ':';
-	memcpy(o, tmp + i, vn);
+	memcpy(o, num, vn);
 	o += vn;
 	w->total += (size_t)(o - (w->buf + w->len));
 	w->len = (size_t)(o - w->buf);
 	w->after_key = false;
+}
+
+void jw_key_int(struct jw *w, const char *k, size_t n, int64_t v)
+{
+	char tmp[24];
+	size_t i = fmt_int(tmp, v);
+
+	jw_key_num(w, k, n, tmp + i, sizeof(tmp) - i);
 }
 
 void jw_null(struct jw *w)

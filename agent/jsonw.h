@@ -50,6 +50,9 @@ void jw_keyz(struct jw *w, const char *s);
 /* `"k":v` in one step, for the thousands of counters of a sample: k[0..n)
  * must need no escaping (a valid metric name). */
 void jw_key_int(struct jw *w, const char *k, size_t n, int64_t v);
+/* The same with the value already in JSON number syntax (the digits of a
+ * counter as the kernel printed them: no formatting). */
+void jw_key_num(struct jw *w, const char *k, size_t n, const char *num, size_t vn);
 
 void jw_str(struct jw *w, const char *s, size_t n);
 void jw_int(struct jw *w, int64_t v);

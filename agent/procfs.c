@@ -161,53 +161,94 @@ static enum pf_status parse_dec(const char *s, const char *e, int64_t *v)
 	return PF_OK;
 }
 
-enum pf_status pf_next_kv(struct pf_iter *it, struct pf_kv *kv, bool colon)
-{
-	const char *line, *eol, *s, *e;
+/* Character classes for pf_next_kv's single pass over a line. */
+enum { CL_BLANK = 1, CL_NL = 2, CL_DIGIT = 4, CL_COLON = 8 };
+static const unsigned char cls[256] = {
+	[':'] = CL_COLON, [' '] = CL_BLANK, ['\t'] = CL_BLANK, ['\r'] = CL_BLANK, ['\v'] = CL_BLANK,
+	['\f'] = CL_BLANK, ['\n'] = CL_NL,
+	['0'] = CL_DIGIT, ['1'] = CL_DIGIT, ['2'] = CL_DIGIT, ['3'] = CL_DIGIT, ['4'] = CL_DIGIT,
+	['5'] = CL_DIGIT, ['6'] = CL_DIGIT, ['7'] = CL_DIGIT, ['8'] = CL_DIGIT, ['9'] = CL_DIGIT,
+};
 
-	for (;;) {
-		if (it->p >= it->end)
+/* One pass over the line (it runs for every counter of every cgroup, the
+ * agent's hottest loop: see docs/agent.md, Footprint). The rules are those
+ * of the line-at-a-time form it replaced: blanks are is_blank()'s, a key
+ * ends at a blank (or ':'), a value is one token of digits, optionally
+ * followed by "kB" (colon form), and anything else on the line makes it
+ * PF_BAD. A value of at most 18 digits cannot exceed 2^63-1, so it is
+ * converted without overflow checks, and handed back as printed (kv->num)
+ * when that is already its JSON form (no leading zero). */
+static inline __attribute__((always_inline)) enum pf_status
+next_kv(struct pf_iter *it, struct pf_kv *kv, const bool colon)
+{
+	const unsigned char *p = (const unsigned char *)it->p;
+	const unsigned char *end = (const unsigned char *)it->end;
+
+	kv->num = NULL;
+	kv->nlen = 0;
+	for (;;) {	/* blanks and blank lines */
+		while (p < end && (cls[*p] & CL_BLANK))
+			p++;
+		if (p >= end) {
+			it->p = it->end;
 			return PF_END;
-		line = it->p;
-		eol = memchr(line, '\n', (size_t)(it->end - line));
-		if (!eol)
-			eol = it->end;
-		it->p = eol < it->end ? eol + 1 : it->end;
-		s = line;
-		while (s < eol && is_blank(*s))
-			s++;
-		if (s < eol)
-			break;	/* not a blank line */
+		}
+		if (*p != '\n')
+			break;
+		p++;
 	}
-	/* key */
-	const char *k = s;
-	while (s < eol && !is_blank(*s) && !(colon && *s == ':'))
-		s++;
-	kv->key = k;
-	kv->klen = (size_t)(s - k);
+	const unsigned char *k = p;
+	const unsigned char stop = CL_BLANK | CL_NL | (colon ? CL_COLON : 0);
+	while (p < end && !(cls[*p] & stop))
+		p++;
+	kv->key = (const char *)k;
+	kv->klen = (size_t)(p - k);
 	if (colon) {
-		if (s >= eol || *s != ':')
-			return PF_BAD;
-		s++;
+		if (p >= end || *p != ':')
+			goto bad;
+		p++;
 	}
 	if (kv->klen == 0)
-		return PF_BAD;
-	while (s < eol && is_blank(*s))
-		s++;
-	e = s;
-	while (e < eol && !is_blank(*e))
-		e++;
-	const char *numend = e;
-	while (e < eol && is_blank(*e))
-		e++;
-	if (colon && eol - e >= 2 && e[0] == 'k' && e[1] == 'B') {
-		e += 2;
-		while (e < eol && is_blank(*e))
-			e++;
+		goto bad;
+	while (p < end && (cls[*p] & CL_BLANK))
+		p++;
+	const unsigned char *num = p;
+	uint64_t n = 0;
+	while (p < end && (cls[*p] & CL_DIGIT))
+		n = n * 10 + (uint64_t)(*p++ - '0');	/* may wrap past 19 digits: see below */
+	size_t nlen = (size_t)(p - num);
+	if (p < end && !(cls[*p] & (CL_BLANK | CL_NL)))
+		goto bad;	/* the token is not all digits */
+	while (p < end && (cls[*p] & CL_BLANK))
+		p++;
+	if (colon && end - p >= 2 && p[0] == 'k' && p[1] == 'B') {
+		p += 2;
+		while (p < end && (cls[*p] & CL_BLANK))
+			p++;
 	}
-	if (e != eol)
+	if (p < end && *p != '\n')
+		goto bad;
+	it->p = (const char *)(p < end ? p + 1 : end);
+	if (nlen == 0)
 		return PF_BAD;
-	return parse_dec(s, numend, &kv->v);
+	if (nlen > 18)
+		return parse_dec((const char *)num, (const char *)num + nlen, &kv->v);
+	kv->v = (int64_t)n;
+	if (num[0] != '0' || nlen == 1) {
+		kv->num = (const char *)num;
+		kv->nlen = nlen;
+	}
+	return PF_OK;
+bad:
+	p = memchr(p, '\n', (size_t)(end - p));
+	it->p = p ? (const char *)p + 1 : it->end;
+	return PF_BAD;
+}
+
+enum pf_status pf_next_kv(struct pf_iter *it, struct pf_kv *kv, bool colon)
+{
+	/* two copies, each with its separators known at compile time */
+	return colon ? next_kv(it, kv, true) : next_kv(it, kv, false);
 }
 
 /* Validates a PSI average as printed ("12.34"): digits, optionally a dot

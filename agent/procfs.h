@@ -89,6 +89,9 @@ struct pf_kv {
 	const char *key;	/* points into the buffer, not NUL-terminated */
 	size_t klen;
 	int64_t v;
+	const char *num;	/* PF_OK: v's digits as printed when that is also
+				 * their JSON form (no leading zero), else NULL */
+	size_t nlen;
 };
 
 /* Next "key value" line (vmstat, memory.stat, memory.events). With colon

@@ -58,6 +58,22 @@ static void test_kv(void)
 	CHECK(kv.klen == 4 && kv.v == 7);
 	CHECK_INT(pf_next_kv(&it, &kv, false), PF_END);
 
+	/* the digits as printed are handed back when they are already JSON
+	 * (no leading zero): the writer copies them instead of formatting v */
+	set_rb(&rb, "a 0\nb 0042\nc 123456789012345678\nd 1234567890123456789\ne 12 \n");
+	pf_iter_init(&it, &rb);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_OK);
+	CHECK(kv.num && kv.nlen == 1 && kv.num[0] == '0' && kv.v == 0);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_OK);
+	CHECK(!kv.num && kv.v == 42);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_OK);
+	CHECK(kv.num && kv.nlen == 18 && kv.v == 123456789012345678);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_OK);
+	CHECK(!kv.num && kv.v == 1234567890123456789);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_OK);
+	CHECK(kv.num && kv.nlen == 2 && !memcmp(kv.num, "12", 2));
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_END);
+
 	/* meminfo: keys with parentheses, kB or no unit, odd spacing */
 	set_rb(&rb, "MemTotal:       16314516 kB\nActive(anon):\t 5 kB\nHugePages_Total:       0\n"
 		    "NoColon 5\nBadUnit: 5 MB\nDirectMap1G:  1048576 kB");
