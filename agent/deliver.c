@@ -386,8 +386,15 @@ static void finished(struct deliver *d, struct spool *s, CURLcode cc, double now
 			  d->n, d->next_try - now);
 }
 
-/* Collects the answer of the request in flight, if it has finished. */
-static void collect(struct deliver *d, struct spool *s)
+/* Collects the answer of the request in flight, if it has finished. now is
+ * the caller's clock reading: deliver_step compares next_try with the same
+ * value, so a batch answered with "go on at once" (next_try = now) is
+ * followed by the next one in the same step. (With a fresh clock reading
+ * here, next_try came out a few microseconds after deliver_step's now: no
+ * request was in flight until the next step, and main.c synced the sample
+ * just taken as "not being delivered" -- an fdatasync for about half of
+ * the samples when requests overlap the next sample.) */
+static void collect(struct deliver *d, struct spool *s, double now)
 {
 	int running, left;
 	CURLMsg *m;
@@ -395,7 +402,7 @@ static void collect(struct deliver *d, struct spool *s)
 	curl_multi_perform(d->multi, &running);
 	while ((m = curl_multi_info_read(d->multi, &left))) {
 		if (m->msg == CURLMSG_DONE && m->easy_handle == d->easy)
-			finished(d, s, m->data.result, now_mono());
+			finished(d, s, m->data.result, now);
 	}
 }
 
@@ -405,7 +412,7 @@ void deliver_finish(struct deliver *d, struct spool *s, double timeout_s)
 
 	while (d->inflight && now_mono() < end) {
 		curl_multi_poll(d->multi, NULL, 0, 100, NULL);
-		collect(d, s);
+		collect(d, s, now_mono());
 	}
 	deliver_abort(d, s);
 }
@@ -415,7 +422,7 @@ void deliver_step(struct deliver *d, struct spool *s, double now)
 	int running;
 
 	if (d->inflight) {
-		collect(d, s);
+		collect(d, s, now);
 		if (d->inflight)
 			return;
 	}

@@ -166,6 +166,43 @@ static int run_stdout(struct collector *col, const struct agent_opts *o)
  * too. Before, every sample cost an fdatasync (a disk flush). */
 #define SYNC_GRACE_S 1.0
 
+/* The unsynced samples not yet accepted, oldest first: where each ends in
+ * the spool and when it was taken. The grace runs from the oldest of them.
+ * (Before, it ran from the first sample since the last sync: when requests
+ * overlapped the next sample, an accepted sample left the spool
+ * "unsynced" because of the next one, and the spool was synced every
+ * second although every sample was accepted within its interval.) At most
+ * SYNC_GRACE_S / interval + 1 can be pending (11 at the shortest 0.1 s
+ * interval); a full list syncs, which empties it. */
+#define PENDING_MAX 64
+struct pending {
+	struct spool_pos end[PENDING_MAX];
+	double t[PENDING_MAX];
+	size_t n;
+};
+
+static bool pos_le(struct spool_pos a, struct spool_pos b)
+{
+	return a.seq < b.seq || (a.seq == b.seq && a.off <= b.off);
+}
+
+/* Forgets the samples the head has passed (accepted, refused or dropped),
+ * and all of them once the spool is synced. */
+static void pending_resolve(struct pending *pd, const struct spool *sp)
+{
+	size_t k = 0;
+
+	if (!sp->unsynced) {
+		pd->n = 0;
+		return;
+	}
+	while (k < pd->n && pos_le(pd->end[k], sp->head))
+		k++;
+	memmove(pd->end, pd->end + k, (pd->n - k) * sizeof(pd->end[0]));
+	memmove(pd->t, pd->t + k, (pd->n - k) * sizeof(pd->t[0]));
+	pd->n -= k;
+}
+
 static int run_spool(struct collector *col, const struct agent_opts *o)
 {
 	struct spool sp;
@@ -190,15 +227,20 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 	double next = 0;	/* the first sample right away, aligned after it */
 	bool first = true;
 	double once_deadline = clock_s(CLOCK_MONOTONIC) + o->timeout_s * 3;
-	double unsynced_since = 0;	/* CLOCK_MONOTONIC of the oldest unsynced sample */
+	struct pending pd = { .n = 0 };	/* unsynced samples not yet accepted */
 	while (!stop_signal) {
 		double now = clock_s(CLOCK_REALTIME);
 		if (now >= next && (!o->once || taken == 0)) {
-			bool was_unsynced = sp.unsynced;
-			if (sample_to_spool(col, &sp) == 0)
+			if (sample_to_spool(col, &sp) == 0) {
 				taken++;
-			if (sp.unsynced && !was_unsynced)
-				unsynced_since = clock_s(CLOCK_MONOTONIC);
+				if (pd.n == PENDING_MAX)
+					spool_sync(&sp);	/* cannot happen (see PENDING_MAX) */
+				pending_resolve(&pd, &sp);
+				if (sp.unsynced) {
+					pd.end[pd.n] = sp.unsynced_end;
+					pd.t[pd.n++] = clock_s(CLOCK_MONOTONIC);
+				}
+			}
 			if (!o->once && first) {
 				next = align_after_first(now, o->interval_s);
 				first = false;
@@ -217,6 +259,10 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 		}
 		double mono = clock_s(CLOCK_MONOTONIC);
 		deliver_step(&d, &sp, mono);
+		pending_resolve(&pd, &sp);
+		/* the oldest sample not yet accepted (an unsynced spool with
+		 * nothing listed cannot happen: it would be synced at once) */
+		double unsynced_since = pd.n ? pd.t[0] : mono - SYNC_GRACE_S;
 		if (sp.unsynced && (!d.inflight || mono - unsynced_since >= SYNC_GRACE_S)) {
 			/* not on its way (delivery failing or backing off), or too
 			 * slow: make it durable */

@@ -265,6 +265,21 @@ try:
     # delivered within its cycle: no fdatasync (before: one per sample)
     check(t["taken"] >= 5 and syncs <= t["taken"] // 2,
           f"delivered samples are not synced ({syncs} syncs for {t['taken']} samples)")
+    # requests answered within the grace but after the next sample was
+    # taken (they overlap it): still no sample waits 1 s, so none is synced
+    # but what is left in flight at the stop (before: the next sample kept
+    # the spool "unsynced" across accepted ones, and a request answered in
+    # a step left the sample just taken looking undelivered: 14 syncs for
+    # 25 samples here)
+    control(delay=0.3)
+    f3 = start_agent("f3", f"{TMPD}/spool-f3")
+    time.sleep(4.0)
+    stop_agent(f3)
+    t, log = totals("f3")
+    syncs = int(re.search(r"(\d+) spool syncs", log).group(1))
+    check(t["taken"] >= 10 and syncs <= t["taken"] // 5,
+          f"samples accepted within the grace are not synced when requests overlap the "
+          f"next sample ({syncs} syncs for {t['taken']} samples)")
     control(status=503)
     f2 = start_agent("f2", f"{TMPD}/spool-f2")
     time.sleep(2.0)
