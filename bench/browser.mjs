@@ -6,7 +6,10 @@
 //            rows' sparklines drawn (fleet.js sets the "fleet-rendered"
 //            performance mark right after that first render);
 //   host7d:  navigation start -> every chart of HOST's 7-day view drawn
-//            (host.js sets #view[data-loaded] after the last chart).
+//            (host.js sets #view[data-loaded] after the last chart);
+//   host7d_interactive: navigation start -> the charts in the first
+//            viewport (1600 x 1000) drawn and painted and the main thread
+//            free for input (see hostInteractive below), same loads.
 // Each load is a fresh browser context (no HTTP cache, no warm JS). Prints
 // one JSON object: per view p50/p99/max in ms, the runs, and the API time
 // of the slowest request of each load (Resource Timing), so the server's
@@ -48,18 +51,18 @@ const browser = await chromium.launch({
 
 // One load of url in a fresh context: ms from navigation start until
 // ready() (a page function returning a time in ms, or falsy) holds.
-async function load(url, ready, screenshot, trace) {
+async function load(url, ready, screenshot, trace, extra) {
   const ctx = await browser.newContext({ viewport: VIEWPORT });
   const page = await ctx.newPage();
-  if (TIMELINE) {
-    await page.addInitScript(() => {
-      window.__longtasks = [];
-      try {
-        new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longtasks.push([e.startTime, e.duration]); })
-          .observe({ type: "longtask", buffered: true });
-      } catch (_) { /* not supported */ }
-    });
-  }
+  // the main thread's long tasks (> 50 ms): the timeline, and when the
+  // page could answer input
+  await page.addInitScript(() => {
+    window.__longtasks = [];
+    try {
+      new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__longtasks.push([e.startTime, e.duration]); })
+        .observe({ type: "longtask", buffered: true });
+    } catch (_) { /* not supported */ }
+  });
   const cdp = await ctx.newCDPSession(page);
   await cdp.send("Performance.enable", { timeDomain: "threadTicks" });
   const errors = [];
@@ -69,6 +72,7 @@ async function load(url, ready, screenshot, trace) {
   await page.goto(url);
   const h = await page.waitForFunction(ready, undefined, { timeout: 60000, polling: "raf" });
   const ms = await h.jsonValue();
+  const interactive = extra ? await page.evaluate(extra) : null;
   if (trace) await browser.stopTracing();
   const { metrics } = await cdp.send("Performance.getMetrics");
   const m = Object.fromEntries(metrics.map((x) => [x.name, x.value]));
@@ -97,7 +101,7 @@ async function load(url, ready, screenshot, trace) {
   }
   await ctx.close();
   if (errors.length) throw new Error(url + ": page errors: " + errors.join("; "));
-  return { ms, api, cpu, timeline };
+  return { ms, interactive, api, cpu, timeline };
 }
 
 const fleetReady = () => {
@@ -105,6 +109,18 @@ const fleetReady = () => {
   return m ? m.startTime : 0;
 };
 const hostReady = () => (document.getElementById("view").dataset.loaded ? performance.now() : 0);
+// Interactive: the charts in the first viewport drawn and painted (host.js
+// marks "host-interactive" at the start of the first task after that frame)
+// and the main thread free for input: the end of a long task running at
+// that moment, if any. The charts below the fold are drawn afterwards, one
+// task each.
+const hostInteractive = () => {
+  const m = performance.getEntriesByName("host-interactive")[0];
+  if (!m) return null;
+  let t = m.startTime;
+  for (const [s, d] of window.__longtasks || []) if (s < t && s + d > t) t = s + d;
+  return t;
+};
 
 function stats(runs) {
   const xs = runs.map((r) => r.ms).sort((a, b) => a - b);
@@ -133,13 +149,14 @@ if (SCREENS) {
 }
 const views = [
   ["fleet", BASE + "/#/fleet", fleetReady],
-  ["host7d", BASE + "/#/host/" + encodeURIComponent(HOST) + "?range=7d", hostReady],
+  ["host7d", BASE + "/#/host/" + encodeURIComponent(HOST) + "?range=7d", hostReady, hostInteractive],
 ];
-for (const [name, url, ready] of views) {
+for (const [name, url, ready, extra] of views) {
   await load(url, ready);	// warm-up: server caches, PostgreSQL buffers
   const runs = [];
-  for (let i = 0; i < RUNS; i++) runs.push(await load(url, ready, null, TRACE && i === RUNS - 1 ? TRACE + "/" + name + ".json" : null));
+  for (let i = 0; i < RUNS; i++) runs.push(await load(url, ready, null, TRACE && i === RUNS - 1 ? TRACE + "/" + name + ".json" : null, extra));
   out[name] = stats(runs);
+  if (extra) out[name + "_interactive"] = stats(runs.map((r) => ({ ...r, ms: r.interactive ?? r.ms })));
   if (TIMELINE) {
     const last = runs[runs.length - 1];
     console.error("--- " + name + " (ready at " + Math.round(last.ms) + " ms; ms from navigation start: start end bytes decoded)");

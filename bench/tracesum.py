@@ -18,9 +18,12 @@ def main():
         if e.get("ph") == "M" and e.get("name") == "thread_name":
             names[(e["pid"], e["tid"])] = e["args"]["name"]
     mains = [k for k, v in names.items() if v == "CrRendererMain"]
-    # the renderer main thread with the most events is the page's
+    # the page's renderer main thread: the one that parsed an http(s) page
+    # (others are Chromium's own pages); else the one with the most events
+    web = [(e["pid"], e["tid"]) for e in ev if e.get("name") == "ParseHTML" and
+           str(e.get("args", {}).get("beginData", {}).get("url", "")).startswith("http")]
     count = collections.Counter((e.get("pid"), e.get("tid")) for e in ev if (e.get("pid"), e.get("tid")) in mains)
-    main_t = count.most_common(1)[0][0]
+    main_t = web[0] if web else count.most_common(1)[0][0]
     xs = sorted((e for e in ev if (e.get("pid"), e.get("tid")) == main_t and e.get("ph") == "X" and "dur" in e),
                 key=lambda e: (e["ts"], -e["dur"]))
     selft = collections.Counter()

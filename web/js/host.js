@@ -25,6 +25,16 @@ function mark(name) {
 
 const CHART_H = 190;
 
+// A new task (the page can handle input and render in between).
+const nextTask = () => new Promise((r) => setTimeout(r, 0));
+// After the next frame was rendered (uPlot draws in a microtask, so the
+// charts created so far are on screen), or 100 ms when frames are not being
+// rendered (a hidden tab).
+const afterPaint = () => new Promise((r) => {
+  const t = setTimeout(r, 100);
+  requestAnimationFrame(() => setTimeout(() => { clearTimeout(t); r(); }, 0));
+});
+
 // The plan index.html's inline script follows (hostplan.js startEarly), once:
 // the first load of this hash then asks for the same window and points, so
 // that api.js hands over the answers already on their way. A promise of
@@ -163,7 +173,23 @@ export function mount(el, route) {
       width: plotWidth(),
       height: CHART_H,
     };
-    for (const rf of resolved.figs) {
+    // the charts in the first viewport first, then the page gets a frame
+    // painted and can take input ("host-interactive"), then the others, one
+    // task each, so that no single task holds the page for all of them
+    // (in the first viewport: at least half of the panel above the fold)
+    const fold = window.innerHeight;
+    const above = (rf) => {
+      const r = panels.get(rf.fig.id).panel.getBoundingClientRect();
+      return r.top + r.height / 2 < fold;
+    };
+    const order = [...resolved.figs.filter(above), ...resolved.figs.filter((rf) => !above(rf))];
+    const nAbove = resolved.figs.filter(above).length;
+    for (const [n, rf] of order.entries()) {
+      if (n >= nAbove) {
+        await (n === nAbove ? afterPaint() : nextTask());
+        if (signal.aborted) return;
+        if (n === nAbove) mark("host-interactive");
+      }
       const { body, panel } = panels.get(rf.fig.id);
       const lines = assemble(rf, idx, pageSize);
       const hasData = lines.some((l) => l.avg.some((v) => v !== null));
@@ -184,6 +210,8 @@ export function mount(el, route) {
         mark("chart " + rf.fig.id);
       }
     }
+    if (nAbove === order.length) { await afterPaint(); mark("host-interactive"); }
+    if (signal.aborted) return;
     el.dataset.loaded = String(Date.now());
     setStatus("updated " + fmtTime(Date.now() / 1000).slice(11));
   }
