@@ -607,15 +607,24 @@ static int walk_one(struct cg_walk *wk, const struct cg_hier *h, int hier,
 			const char *name = ENT_NAME(ent);
 			uint64_t cino;
 			memcpy(&cino, ent, sizeof(cino));
-			/* wk->q may move when appended to: index it afresh each time */
-			int n = snprintf(path, sizeof(path), "/%s%s%s", wk->q + relat,
-					 depth ? "/" : "", name);
-			if (n < 0 || (size_t)n >= sizeof(path) ||
-			    !name_cgroup_path_valid(path, (size_t)n)) {
+			/* "/" rel ["/"] name, without snprintf (once per child
+			 * of every listed directory, every sample); wk->q may
+			 * move when appended to: index it afresh each time */
+			size_t nl = strlen(name), n = 1 + rlen + (depth ? 1 : 0) + nl;
+			if (n < sizeof(path)) {
+				char *o = path;
+				*o++ = '/';
+				memcpy(o, wk->q + relat, rlen);
+				o += rlen;
+				if (depth)
+					*o++ = '/';
+				memcpy(o, name, nl + 1);
+			}
+			if (n >= sizeof(path) || !name_cgroup_path_valid(path, n)) {
 				wk->skipped_bad++;
 				continue;
 			}
-			if (queue_push(wk, cino, path + 1, (size_t)n - 1) < 0) {
+			if (queue_push(wk, cino, path + 1, n - 1) < 0) {
 				wk->truncated = true;
 				break;
 			}

@@ -128,6 +128,10 @@ int pf_read(struct rbuf *rb, int dirfd, const char *path)
 
 void pf_iter_init(struct pf_iter *it, const struct rbuf *rb)
 {
+	if (!rb->p) {	/* never read: nothing, still NUL-terminated */
+		it->p = it->end = "";
+		return;
+	}
 	it->p = rb->p;
 	it->end = rb->p + rb->len;
 }
@@ -162,10 +166,10 @@ static enum pf_status parse_dec(const char *s, const char *e, int64_t *v)
 }
 
 /* Character classes for pf_next_kv's single pass over a line. */
-enum { CL_BLANK = 1, CL_NL = 2, CL_DIGIT = 4, CL_COLON = 8 };
+enum { CL_BLANK = 1, CL_NL = 2, CL_DIGIT = 4, CL_COLON = 8, CL_NUL = 16 };
 static const unsigned char cls[256] = {
-	[':'] = CL_COLON, [' '] = CL_BLANK, ['\t'] = CL_BLANK, ['\r'] = CL_BLANK, ['\v'] = CL_BLANK,
-	['\f'] = CL_BLANK, ['\n'] = CL_NL,
+	['\0'] = CL_NUL, [':'] = CL_COLON, [' '] = CL_BLANK, ['\t'] = CL_BLANK,
+	['\r'] = CL_BLANK, ['\v'] = CL_BLANK, ['\f'] = CL_BLANK, ['\n'] = CL_NL,
 	['0'] = CL_DIGIT, ['1'] = CL_DIGIT, ['2'] = CL_DIGIT, ['3'] = CL_DIGIT, ['4'] = CL_DIGIT,
 	['5'] = CL_DIGIT, ['6'] = CL_DIGIT, ['7'] = CL_DIGIT, ['8'] = CL_DIGIT, ['9'] = CL_DIGIT,
 };
@@ -175,9 +179,12 @@ static const unsigned char cls[256] = {
  * of the line-at-a-time form it replaced: blanks are is_blank()'s, a key
  * ends at a blank (or ':'), a value is one token of digits, optionally
  * followed by "kB" (colon form), and anything else on the line makes it
- * PF_BAD. A value of at most 18 digits cannot exceed 2^63-1, so it is
- * converted without overflow checks, and handed back as printed (kv->num)
- * when that is already its JSON form (no leading zero). */
+ * PF_BAD. The loops need no bounds check: the buffer ends with a NUL (see
+ * pf_iter_init), which no loop passes; a NUL inside the text is what it
+ * was before, a byte of the key or a malformed value. A value of at most
+ * 18 digits cannot exceed 2^63-1, so it is converted without overflow
+ * checks, and handed back as printed (kv->num) when that is already its
+ * JSON form (no leading zero). */
 static inline __attribute__((always_inline)) enum pf_status
 next_kv(struct pf_iter *it, struct pf_kv *kv, const bool colon)
 {
@@ -187,7 +194,7 @@ next_kv(struct pf_iter *it, struct pf_kv *kv, const bool colon)
 	kv->num = NULL;
 	kv->nlen = 0;
 	for (;;) {	/* blanks and blank lines */
-		while (p < end && (cls[*p] & CL_BLANK))
+		while (cls[*p] & CL_BLANK)
 			p++;
 		if (p >= end) {
 			it->p = it->end;
@@ -198,9 +205,14 @@ next_kv(struct pf_iter *it, struct pf_kv *kv, const bool colon)
 		p++;
 	}
 	const unsigned char *k = p;
-	const unsigned char stop = CL_BLANK | CL_NL | (colon ? CL_COLON : 0);
-	while (p < end && !(cls[*p] & stop))
-		p++;
+	const unsigned char stop = CL_BLANK | CL_NL | CL_NUL | (colon ? CL_COLON : 0);
+	for (;;) {
+		while (!(cls[*p] & stop))
+			p++;
+		if (*p || p >= end)
+			break;
+		p++;	/* a NUL inside the text: part of the key */
+	}
 	kv->key = (const char *)k;
 	kv->klen = (size_t)(p - k);
 	if (colon) {
@@ -210,20 +222,20 @@ next_kv(struct pf_iter *it, struct pf_kv *kv, const bool colon)
 	}
 	if (kv->klen == 0)
 		goto bad;
-	while (p < end && (cls[*p] & CL_BLANK))
+	while (cls[*p] & CL_BLANK)
 		p++;
 	const unsigned char *num = p;
 	uint64_t n = 0;
-	while (p < end && (cls[*p] & CL_DIGIT))
+	while (cls[*p] & CL_DIGIT)
 		n = n * 10 + (uint64_t)(*p++ - '0');	/* may wrap past 19 digits: see below */
 	size_t nlen = (size_t)(p - num);
 	if (p < end && !(cls[*p] & (CL_BLANK | CL_NL)))
 		goto bad;	/* the token is not all digits */
-	while (p < end && (cls[*p] & CL_BLANK))
+	while (cls[*p] & CL_BLANK)
 		p++;
 	if (colon && end - p >= 2 && p[0] == 'k' && p[1] == 'B') {
 		p += 2;
-		while (p < end && (cls[*p] & CL_BLANK))
+		while (cls[*p] & CL_BLANK)
 			p++;
 	}
 	if (p < end && *p != '\n')

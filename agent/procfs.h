@@ -76,6 +76,8 @@ struct pf_iter {
 	const char *p, *end;
 };
 
+/* rb must be NUL-terminated at rb->len, as pf_read leaves it (the parsers'
+ * loops stop at that NUL rather than checking bounds). */
 void pf_iter_init(struct pf_iter *it, const struct rbuf *rb);
 
 enum pf_status {

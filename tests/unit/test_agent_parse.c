@@ -74,6 +74,21 @@ static void test_kv(void)
 	CHECK(kv.num && kv.nlen == 2 && !memcmp(kv.num, "12", 2));
 	CHECK_INT(pf_next_kv(&it, &kv, false), PF_END);
 
+	/* a NUL inside the text (the loops stop at the NUL that ends the
+	 * buffer, not at this one): part of a key, or a malformed value */
+	free(rb.p);
+	rb.p = malloc(16);
+	memcpy(rb.p, "a\0b 5\nc 1\0\nd 2", 15);
+	rb.len = 14;
+	rb.cap = 16;
+	pf_iter_init(&it, &rb);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_OK);
+	CHECK(kv.klen == 3 && !memcmp(kv.key, "a\0b", 3) && kv.v == 5);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_BAD);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_OK);
+	CHECK(kv.klen == 1 && kv.key[0] == 'd' && kv.v == 2);
+	CHECK_INT(pf_next_kv(&it, &kv, false), PF_END);
+
 	/* meminfo: keys with parentheses, kB or no unit, odd spacing */
 	set_rb(&rb, "MemTotal:       16314516 kB\nActive(anon):\t 5 kB\nHugePages_Total:       0\n"
 		    "NoColon 5\nBadUnit: 5 MB\nDirectMap1G:  1048576 kB");
