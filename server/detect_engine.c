@@ -633,16 +633,25 @@ int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct
 	return 1;
 }
 
-/* --- persistence --- */
+/* --- persistence ---
+ *
+ * Version 2 (written): varints, times as differences from the host's
+ * last_ts_ms, each cgroup path as the length it shares with the previous
+ * scope's path (scopes are sorted by path) plus the rest. A 20-cgroup host
+ * takes about half the bytes of version 1 (fixed 8-byte numbers and whole
+ * paths), which keeps its detector_state row small enough to stay inline
+ * and be updated in place (schema/080_detector_state_hot.sql,
+ * docs/scaling.md). Version 1 is still read (rows written before) and,
+ * for the tests that compare the two, written by det_host_save_v1. */
 
 #define STATE_MAGIC "VDS"
-#define STATE_VERSION 1
+#define STATE_VERSION 2
 
 struct wbuf { unsigned char *p; size_t n, cap; bool oom; };
 
 static void put(struct wbuf *w, const void *src, size_t len)
 {
-	if (w->oom)
+	if (w->oom || !len)
 		return;
 	if (w->n + len > w->cap) {
 		size_t ncap = w->cap ? w->cap * 2 : 256;
@@ -672,55 +681,112 @@ static void put_u64(struct wbuf *w, uint64_t v)
 
 static void put_i64(struct wbuf *w, int64_t v) { put_u64(w, (uint64_t)v); }
 
-int det_host_save(const struct det_host *h, unsigned char **buf, size_t *len)
+/* LEB128: 7 bits a byte, low first */
+static void put_uv(struct wbuf *w, uint64_t v)
 {
-	struct wbuf w = { 0 };
+	unsigned char b[10];
+	size_t n = 0;
+	while (v >= 0x80) {
+		b[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	b[n++] = (unsigned char)v;
+	put(w, b, n);
+}
 
-	put(&w, STATE_MAGIC, 3);
-	put_u8(&w, STATE_VERSION);
-	put_i64(&w, h->last_ts_ms);
-	put_i64(&w, h->interval_est_ms);
-	put_i64(&w, h->interval_meta_ms);
-	put_u64(&w, h->boot_hash);
-	put_u64(&w, h->nsc);
+/* v - base, zigzagged (small of either sign: few bytes); modular, so any
+ * pair of int64 round-trips */
+static void put_sv(struct wbuf *w, int64_t v, int64_t base)
+{
+	uint64_t d = (uint64_t)v - (uint64_t)base;
+	put_uv(w, (d << 1) ^ (0 - (d >> 63)));
+}
+
+/* The scopes' fields in version 1 or 2 (see above). */
+static void put_scopes(struct wbuf *w, const struct det_host *h, int ver)
+{
+	const int64_t b = h->last_ts_ms;
+	const char *prev = "";
+
 	for (size_t i = 0; i < h->nsc; i++) {
 		const struct scope *c = &h->sc[i];
 		size_t pl = c->path ? strlen(c->path) : 0;
-		put_u64(&w, pl);
-		if (pl)
-			put(&w, c->path, pl);
-		put_i64(&w, c->last_seen_ms);
-		put_i64(&w, c->prev_ts_ms);
+		if (ver == 1) {
+			put_u64(w, pl);
+			put(w, c->path, pl);
+			put_i64(w, c->last_seen_ms);
+			put_i64(w, c->prev_ts_ms);
+		} else {
+			size_t same = 0;
+			while (same < pl && prev[same] == c->path[same])
+				same++;
+			put_uv(w, same);
+			put_uv(w, pl - same);
+			if (pl > same)
+				put(w, c->path + same, pl - same);
+			prev = c->path ? c->path : "";
+			put_sv(w, c->last_seen_ms, b);
+			put_sv(w, c->prev_ts_ms, b);
+		}
 		uint64_t mask = 0;
 		for (int j = 0; j < NCTR; j++)
 			if (c->prev[j] != RATE_ABSENT)
 				mask |= 1ULL << j;
-		put_u64(&w, mask);
+		ver == 1 ? put_u64(w, mask) : put_uv(w, mask);
 		for (int j = 0; j < NCTR; j++)
 			if (mask & (1ULL << j))
-				put_i64(&w, c->prev[j]);
+				ver == 1 ? put_i64(w, c->prev[j]) : put_sv(w, c->prev[j], 0);
 		unsigned kmask = 0;
 		for (int k = 0; k < NKIND; k++)
 			if (c->k[k].phase != PH_IDLE)
 				kmask |= 1u << k;
-		put_u8(&w, kmask);
+		put_u8(w, kmask);
 		for (int k = 0; k < NKIND; k++) {
 			const struct kstate *s = &c->k[k];
 			if (!(kmask & (1u << k)))
 				continue;
-			put_u8(&w, s->phase);
-			put_u8(&w, s->sev);
-			put_u8(&w, s->misses);
-			put_u8(&w, s->crit_run);
-			put_u64(&w, ((uint64_t)s->hits << 16) | s->clear_hits);
-			put_i64(&w, s->started_ms);
-			put_i64(&w, s->since_ms);
-			put_i64(&w, s->opened_ms);
-			put_i64(&w, s->clear_since_ms);
-			put_i64(&w, s->last_hit_ms);
-			put_i64(&w, s->alert_id);
+			put_u8(w, s->phase);
+			put_u8(w, s->sev);
+			put_u8(w, s->misses);
+			put_u8(w, s->crit_run);
+			const int64_t t[5] = { s->started_ms, s->since_ms, s->opened_ms, s->clear_since_ms,
+					       s->last_hit_ms };
+			if (ver == 1) {
+				put_u64(w, ((uint64_t)s->hits << 16) | s->clear_hits);
+				for (int q = 0; q < 5; q++)
+					put_i64(w, t[q]);
+				put_i64(w, s->alert_id);
+			} else {
+				put_uv(w, s->hits);
+				put_uv(w, s->clear_hits);
+				for (int q = 0; q < 5; q++)
+					put_sv(w, t[q], b);
+				put_sv(w, s->alert_id, 0);
+			}
 		}
 	}
+}
+
+static int save_version(const struct det_host *h, int ver, unsigned char **buf, size_t *len)
+{
+	struct wbuf w = { 0 };
+
+	put(&w, STATE_MAGIC, 3);
+	put_u8(&w, (unsigned)ver);
+	if (ver == 1) {
+		put_i64(&w, h->last_ts_ms);
+		put_i64(&w, h->interval_est_ms);
+		put_i64(&w, h->interval_meta_ms);
+		put_u64(&w, h->boot_hash);
+		put_u64(&w, h->nsc);
+	} else {
+		put_sv(&w, h->last_ts_ms, 0);
+		put_sv(&w, h->interval_est_ms, 0);
+		put_sv(&w, h->interval_meta_ms, 0);
+		put_u64(&w, h->boot_hash);
+		put_uv(&w, h->nsc);
+	}
+	put_scopes(&w, h, ver);
 	if (w.oom) {
 		free(w.p);
 		return -1;
@@ -728,6 +794,16 @@ int det_host_save(const struct det_host *h, unsigned char **buf, size_t *len)
 	*buf = w.p;
 	*len = w.n;
 	return 0;
+}
+
+int det_host_save(const struct det_host *h, unsigned char **buf, size_t *len)
+{
+	return save_version(h, STATE_VERSION, buf, len);
+}
+
+int det_host_save_v1(const struct det_host *h, unsigned char **buf, size_t *len)
+{
+	return save_version(h, 1, buf, len);
 }
 
 struct rbuf { const unsigned char *p; size_t n, off; bool bad; };
@@ -757,6 +833,100 @@ static uint64_t get_u64(struct rbuf *r)
 
 static int64_t get_i64(struct rbuf *r) { return (int64_t)get_u64(r); }
 
+static uint64_t get_uv(struct rbuf *r)
+{
+	uint64_t v = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		if (r->bad || r->off >= r->n) {
+			r->bad = true;
+			return 0;
+		}
+		unsigned char b = r->p[r->off++];
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	r->bad = true;	/* more than 10 bytes */
+	return 0;
+}
+
+static int64_t get_sv(struct rbuf *r, int64_t base)
+{
+	uint64_t z = get_uv(r);
+	uint64_t d = (z >> 1) ^ (0 - (z & 1));
+	return (int64_t)((uint64_t)base + d);
+}
+
+/* Reads the scopes of a version ver state into h (header already read).
+ * Returns 0, -1 when corrupt (r->bad), -2 when out of memory. */
+static int get_scopes(struct rbuf *r, struct det_host *h, int ver, uint64_t nsc)
+{
+	const int64_t b = h->last_ts_ms;
+	char path[CGROUP_PATH_MAXLEN + 1];
+	size_t plen = 0;	/* path holds the previous scope's path (version 2) */
+
+	for (uint64_t i = 0; i < nsc && !r->bad; i++) {
+		uint64_t same = ver == 1 ? 0 : get_uv(r);
+		uint64_t rest = ver == 1 ? get_u64(r) : get_uv(r);
+		if (r->bad || same > plen || rest > CGROUP_PATH_MAXLEN - same || (i == 0) != (same + rest == 0) ||
+		    r->n - r->off < rest) {
+			r->bad = true;
+			break;
+		}
+		struct scope *c;
+		get(r, path + same, (size_t)rest);
+		plen = (size_t)(same + rest);
+		path[plen] = '\0';
+		if (i == 0) {
+			c = &h->sc[0];
+		} else {
+			if (strlen(path) != plen) {	/* a NUL inside */
+				r->bad = true;
+				break;
+			}
+			if (!(c = get_scope(h, path)))
+				return -2;
+		}
+		c->last_seen_ms = ver == 1 ? get_i64(r) : get_sv(r, b);
+		c->prev_ts_ms = ver == 1 ? get_i64(r) : get_sv(r, b);
+		uint64_t mask = ver == 1 ? get_u64(r) : get_uv(r);
+		for (int j = 0; j < NCTR; j++)
+			c->prev[j] = !(mask & (1ULL << j)) ? RATE_ABSENT : ver == 1 ? get_i64(r) : get_sv(r, 0);
+		unsigned kmask = get_u8(r);
+		for (int k = 0; k < NKIND; k++) {
+			struct kstate *s = &c->k[k];
+			if (!(kmask & (1u << k)))
+				continue;
+			s->phase = (uint8_t)get_u8(r);
+			s->sev = (uint8_t)get_u8(r);
+			s->misses = (uint8_t)get_u8(r);
+			s->crit_run = (uint8_t)get_u8(r);
+			int64_t *t[5] = { &s->started_ms, &s->since_ms, &s->opened_ms, &s->clear_since_ms,
+					  &s->last_hit_ms };
+			if (ver == 1) {
+				uint64_t hc = get_u64(r);
+				s->hits = (uint16_t)(hc >> 16);
+				s->clear_hits = (uint16_t)hc;
+				for (int q = 0; q < 5; q++)
+					*t[q] = get_i64(r);
+				s->alert_id = get_i64(r);
+			} else {
+				uint64_t hits = get_uv(r), clear = get_uv(r);
+				if (hits > UINT16_MAX || clear > UINT16_MAX)
+					r->bad = true;
+				s->hits = (uint16_t)hits;
+				s->clear_hits = (uint16_t)clear;
+				for (int q = 0; q < 5; q++)
+					*t[q] = get_sv(r, b);
+				s->alert_id = get_sv(r, 0);
+			}
+			if (s->phase > PH_OPEN)
+				r->bad = true;
+		}
+	}
+	return r->bad ? -1 : 0;
+}
+
 struct det_host *det_host_load(const char *host, const unsigned char *buf, size_t len,
 			       char *err, size_t errlen)
 {
@@ -772,72 +942,39 @@ struct det_host *det_host_load(const char *host, const unsigned char *buf, size_
 		return h;
 	get(&r, magic, 3);
 	unsigned ver = get_u8(&r);
-	if (r.bad || memcmp(magic, STATE_MAGIC, 3) != 0 || ver != STATE_VERSION) {
-		snprintf(err, errlen, "detector state of %s is not version %d", host, STATE_VERSION);
+	if (r.bad || memcmp(magic, STATE_MAGIC, 3) != 0 || (ver != 1 && ver != STATE_VERSION)) {
+		snprintf(err, errlen, "detector state of %s is not version 1 or %d", host, STATE_VERSION);
 		goto bad;
 	}
-	h->last_ts_ms = get_i64(&r);
-	h->interval_est_ms = get_i64(&r);
-	h->interval_meta_ms = get_i64(&r);
-	h->boot_hash = get_u64(&r);
-	uint64_t nsc = get_u64(&r);
+	uint64_t nsc;
+	if (ver == 1) {
+		h->last_ts_ms = get_i64(&r);
+		h->interval_est_ms = get_i64(&r);
+		h->interval_meta_ms = get_i64(&r);
+		h->boot_hash = get_u64(&r);
+		nsc = get_u64(&r);
+	} else {
+		h->last_ts_ms = get_sv(&r, 0);
+		h->interval_est_ms = get_sv(&r, 0);
+		h->interval_meta_ms = get_sv(&r, 0);
+		h->boot_hash = get_u64(&r);
+		nsc = get_uv(&r);
+	}
 	if (r.bad || nsc < 1 || nsc > DET_MAX_SCOPES) {
 		snprintf(err, errlen, "detector state of %s: bad scope count", host);
 		goto bad;
 	}
-	for (uint64_t i = 0; i < nsc && !r.bad; i++) {
-		uint64_t pl = get_u64(&r);
-		struct scope *c;
-		if (pl > CGROUP_PATH_MAXLEN || (i == 0) != (pl == 0) || r.n - r.off < pl) {
-			r.bad = true;
-			break;
-		}
-		if (i == 0) {
-			c = &h->sc[0];
-		} else {
-			char path[CGROUP_PATH_MAXLEN + 1];
-			get(&r, path, pl);
-			path[pl] = '\0';
-			c = get_scope(h, path);
-			if (!c) {
-				snprintf(err, errlen, "out of memory");
-				goto fail;
-			}
-		}
-		c->last_seen_ms = get_i64(&r);
-		c->prev_ts_ms = get_i64(&r);
-		uint64_t mask = get_u64(&r);
-		for (int j = 0; j < NCTR; j++)
-			c->prev[j] = (mask & (1ULL << j)) ? get_i64(&r) : RATE_ABSENT;
-		unsigned kmask = get_u8(&r);
-		for (int k = 0; k < NKIND; k++) {
-			struct kstate *s = &c->k[k];
-			if (!(kmask & (1u << k)))
-				continue;
-			s->phase = (uint8_t)get_u8(&r);
-			s->sev = (uint8_t)get_u8(&r);
-			s->misses = (uint8_t)get_u8(&r);
-			s->crit_run = (uint8_t)get_u8(&r);
-			uint64_t hc = get_u64(&r);
-			s->hits = (uint16_t)(hc >> 16);
-			s->clear_hits = (uint16_t)hc;
-			s->started_ms = get_i64(&r);
-			s->since_ms = get_i64(&r);
-			s->opened_ms = get_i64(&r);
-			s->clear_since_ms = get_i64(&r);
-			s->last_hit_ms = get_i64(&r);
-			s->alert_id = get_i64(&r);
-			if (s->phase > PH_OPEN)
-				r.bad = true;
-		}
+	int rc = get_scopes(&r, h, (int)ver, nsc);
+	if (rc == -2) {
+		snprintf(err, errlen, "out of memory");
+		goto bad;
 	}
-	if (r.bad || r.off != r.n) {
+	if (rc < 0 || r.off != r.n) {
 		snprintf(err, errlen, "detector state of %s is truncated or corrupt", host);
 		goto bad;
 	}
 	return h;
 bad:
-fail:
 	det_host_free(h);
 	return NULL;
 }

@@ -93,7 +93,12 @@ int64_t det_host_interval_ms(const struct det_host *h);
  * (out of memory). */
 int det_host_save(const struct det_host *h, unsigned char **buf, size_t *len);
 
-/* Rebuilds a host from det_host_save output. An empty buffer gives a fresh
+/* The same state in the previous format (version 1, fixed-width numbers),
+ * which det_host_load still reads: for the tests that check both carry
+ * the same state. */
+int det_host_save_v1(const struct det_host *h, unsigned char **buf, size_t *len);
+
+/* Rebuilds a host from det_host_save (or det_host_save_v1) output. An empty buffer gives a fresh
  * host. Returns NULL when out of memory or the buffer is not a state of a
  * version this build reads (err says which); the caller then starts fresh. */
 struct det_host *det_host_load(const char *host, const unsigned char *buf, size_t len,

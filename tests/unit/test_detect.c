@@ -12,6 +12,7 @@
 #include "harness.h"
 #include "../../server/rates.h"
 #include "sample.h"
+#include "../../bench/gen.h"
 
 /* A synthetic host: per-second rates integrated into counters, gauges set
  * directly. Names are the kernel's; a rate of a name adds to its counter. */
@@ -536,6 +537,91 @@ static void test_state_roundtrip_and_corrupt(void)
 	det_host_free(h);
 }
 
+static int open_ids(void *ctx, struct det_action *a)
+{
+	if (a->type == DA_OPEN)
+		a->alert_id = ++*(int64_t *)ctx;
+	return 0;
+}
+
+/* Saves h in both formats and checks: version 2 reads back to the same
+ * state (saving again gives the same bytes), version 1 reads back to the
+ * same state as version 2, version 2 is at most max_pct % of version 1's
+ * size, and every truncation of it is refused. */
+static void check_formats(const struct det_host *h, int max_pct)
+{
+	unsigned char *v2, *v1, *again, *from1;
+	size_t n2, n1, nagain, nfrom1;
+	char err[128];
+
+	CHECK_INT(det_host_save(h, &v2, &n2), 0);
+	CHECK_INT(det_host_save_v1(h, &v1, &n1), 0);
+	CHECK(v2[3] == 2 && v1[3] == 1);
+	struct det_host *a = det_host_load(det_host_name(h), v2, n2, err, sizeof(err));
+	struct det_host *b = det_host_load(det_host_name(h), v1, n1, err, sizeof(err));
+	CHECK(a != NULL && b != NULL);
+	if (!a || !b)
+		return;
+	CHECK_INT(det_host_save(a, &again, &nagain), 0);
+	CHECK_INT(det_host_save(b, &from1, &nfrom1), 0);
+	CHECK(nagain == n2 && memcmp(again, v2, n2) == 0);
+	CHECK(nfrom1 == n2 && memcmp(from1, v2, n2) == 0);
+	CHECK(n2 * 100 <= n1 * (size_t)max_pct);
+	for (size_t cut = 0; cut + 1 < n2; cut++) {
+		struct det_host *t = det_host_load(det_host_name(h), v2, cut + 1, err, sizeof(err));
+		CHECK(t == NULL);
+		det_host_free(t);
+	}
+	det_host_free(a);
+	det_host_free(b);
+	free(v2);
+	free(v1);
+	free(again);
+	free(from1);
+}
+
+/* A host with open and pending alerts in the host scope and a cgroup, and
+ * one of the benchmark's hosts with 20 cgroups. */
+static void test_state_formats(void)
+{
+	struct det_host *h = det_host_new("db-07");
+	struct gen g;
+	int64_t ids = 0;
+
+	gen_init(&g, "db-07");
+	g.cg_on = 1;
+	seed000(&g);
+	g.cg_refault_rate = 5000;
+	for (int i = 0; i < 5; i++) {
+		struct sample s;
+		gen_step(&g, 10, &s);
+		CHECK(det_host_feed(h, &s, open_ids, &ids) >= 0);
+		sample_release(&s);
+	}
+	CHECK(ids > 0);
+	check_formats(h, 80);
+	det_host_free(h);
+
+	struct gen_host *gh = gen_host_new("big-01", 20, 7);
+	h = det_host_new("big-01");
+	static char buf[1 << 17];
+	for (int i = 0; i < 4 && gh; i++) {
+		gen_host_step(gh, 10000);
+		CHECK(gen_host_json(gh, 1764518400000 + i * 10000, buf, sizeof(buf)) > 0);
+		json_error_t jerr;
+		json_t *j = json_loads(buf, 0, &jerr);
+		struct sample s;
+		char serr[SAMPLE_ERR_MAX];
+		CHECK(j != NULL && sample_from_json(&s, j, serr) == 0);
+		json_decref(j);
+		CHECK(det_host_feed(h, &s, open_ids, &ids) >= 0);
+		sample_release(&s);
+	}
+	check_formats(h, 60);
+	det_host_free(h);
+	gen_host_free(gh);
+}
+
 /* The agent's fixture trees (tests/fixtures/k.../expected.json: samples of
  * real 4.14, 5.4, 5.10, 6.1 and 6.8-hybrid machines, produced independently
  * of this code) must map onto the slots the detectors need. */
@@ -623,6 +709,7 @@ int main(void)
 	test_old_kernel_names();
 	test_oom();
 	test_state_roundtrip_and_corrupt();
+	test_state_formats();
 	test_agent_fixtures();
 	return harness_report("test_detect");
 }
