@@ -35,6 +35,9 @@ int alert_store_apply(PGconn *c, struct det_action *a, char *err, size_t errlen)
 	char id[24], t1[24], t2[24];
 	PGresult *r;
 
+	if (store_pipe_finish(c, NULL, err, errlen) != STORE_OK)	/* writes in flight first */
+		return -1;
+
 	if (a->type == DA_OPEN) {
 		char *ev = json_dumps(a->evidence, JSON_COMPACT | JSON_REAL_PRECISION(12));
 		if (!ev) {
@@ -255,11 +258,12 @@ int alert_store_save_states(PGconn *c, const struct det_state_save *s, size_t n,
 	const char *prm[4] = { (const char *)h.p, (const char *)st.p, (const char *)t.p, (const char *)iv.p };
 	const int lens[4] = { 0, (int)st.len, 0, 0 };
 	const int fmts[4] = { 0, 1, 0, 0 };
-	if (store_q_prep_fmt(c, STORE_PREP_DET_SAVE,
-			     "UPDATE detector_state d SET state = u.s, last_ts_ms = u.l, interval_ms = u.i, "
-			     "silent = false, updated_at = now() FROM unnest($1::text[], $2::bytea[], $3::bigint[], "
-			     "$4::bigint[]) AS u(h, s, l, i) WHERE d.host = u.h",
-			     4, prm, lens, fmts, 0, NULL, "save detector state", err, errlen) == STORE_OK)
+	/* sent without waiting: its result comes back with COMMIT (store_prep.c) */
+	if (store_q_prep_send(c, STORE_PREP_DET_SAVE,
+			      "UPDATE detector_state d SET state = u.s, last_ts_ms = u.l, interval_ms = u.i, "
+			      "silent = false, updated_at = now() FROM unnest($1::text[], $2::bytea[], $3::bigint[], "
+			      "$4::bigint[]) AS u(h, s, l, i) WHERE d.host = u.h",
+			      4, prm, lens, fmts, 0, "save detector state", err, errlen) == STORE_OK)
 		rc = 0;
 out:
 	cbuf_release(&h);

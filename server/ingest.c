@@ -337,7 +337,7 @@ enum MHD_Result ingest_finish(struct request *rq)
 		trim_after(len);
 		return respond_error(rq, e.status ? e.status : 400, e.error, e.detail, e.hint);
 	}
-	struct store_tx_hook hook = { detect_store_hook, app->engine };
+	struct store_tx_hook hook = { detect_store_hook, app->engine, true };
 	int rc = b.n ? store_put_samples(st, b.s, b.n, &hook, &nfresh, err, sizeof(err)) : STORE_OK;
 	if (rc != STORE_OK) {
 		if (rc == STORE_EINVAL)

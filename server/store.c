@@ -23,7 +23,7 @@
 
 /* SQLSTATEs that mean "the database is not there (or too busy) right
  * now": the client should retry later, so STORE_EUNAVAIL (HTTP 503). */
-static bool unavailable_state(const char *s)
+bool store_unavailable_state(const char *s)
 {
 	return s && (strncmp(s, "08", 2) == 0 || strcmp(s, "57P01") == 0 || strcmp(s, "57P02") == 0 ||
 		     strcmp(s, "57P03") == 0 || strcmp(s, "53300") == 0 ||
@@ -33,6 +33,12 @@ static bool unavailable_state(const char *s)
 int store_q(PGconn *c, const char *sql, int nparams, const char *const *params, int binary,
 	    PGresult **out, const char *what, char *err, size_t errlen)
 {
+	int rc = store_pipe_finish(c, NULL, err, errlen);	/* pipelined writes first */
+	if (rc != STORE_OK) {
+		if (out)
+			*out = NULL;
+		return rc;
+	}
 	return store_result(c, PQexecParams(c, sql, nparams, NULL, params, NULL, NULL, binary), out,
 			    what, err, errlen);
 }
@@ -57,7 +63,7 @@ int store_result(PGconn *c, PGresult *r, PGresult **out, const char *what, char 
 		n--;
 	if (err && errlen)
 		snprintf(err, errlen, "could not %s: %.*s", what, (int)n, m);
-	int rc = (PQstatus(c) != CONNECTION_OK || unavailable_state(state)) ? STORE_EUNAVAIL : STORE_EINTERNAL;
+	int rc = (PQstatus(c) != CONNECTION_OK || store_unavailable_state(state)) ? STORE_EUNAVAIL : STORE_EINTERNAL;
 	PQclear(r);
 	return rc;
 }
@@ -69,6 +75,8 @@ int store_q_begin(PGconn *c, const char *sql, int nparams, const char *const *pa
 	int rc = STORE_OK;
 
 	*out = NULL;
+	if ((rc = store_pipe_finish(c, NULL, err, errlen)) != STORE_OK)
+		return rc;
 	if (!PQenterPipelineMode(c) ||
 	    !PQsendQueryParams(c, "BEGIN", 0, NULL, NULL, NULL, NULL, 0) ||
 	    !PQsendQueryParams(c, sql, nparams, NULL, params, NULL, NULL, binary) || !PQpipelineSync(c)) {
@@ -87,7 +95,7 @@ int store_q_begin(PGconn *c, const char *sql, int nparams, const char *const *pa
 				while (n && (m[n - 1] == '\n' || m[n - 1] == ' '))
 					n--;
 				snprintf(err, errlen, "could not %s: %.*s", what, (int)n, *m ? m : "pipeline aborted");
-				rc = (PQstatus(c) != CONNECTION_OK || unavailable_state(state)) ? STORE_EUNAVAIL
+				rc = (PQstatus(c) != CONNECTION_OK || store_unavailable_state(state)) ? STORE_EUNAVAIL
 												 : STORE_EINTERNAL;
 			}
 			if (q == 1 && st == PGRES_TUPLES_OK && !res)

@@ -55,11 +55,19 @@ bool store_ping(struct store *st);
  * before COMMIT, with the samples that were new (not duplicates), sorted by
  * (host, ts). The detector engine writes its alerts and state through it so
  * that samples, alerts and detector state commit together. Returns 0, or -1
- * to roll everything back (err written). */
+ * to roll everything back (err written).
+ *
+ * The sample rows may still be on their way (pipelined, store_prep.c): a
+ * hook marked pipelined promises that its first statement goes through
+ * store_q_prep / store_q_prep_fmt (store_internal.h), which carries them in
+ * the same round trip and reports their failure; for any other hook they
+ * are flushed before it is called. Either way the hook's statements see the
+ * rows. */
 struct store_tx_hook {
 	int (*fn)(void *ctx, PGconn *conn, const struct sample *const *fresh, size_t nfresh,
 		  char *err, size_t errlen);
 	void *ctx;
+	bool pipelined;
 };
 
 /* Stores n validated samples in one transaction and commits before

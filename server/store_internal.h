@@ -137,6 +137,32 @@ int store_q_prep_fmt(PGconn *c, enum store_prep_id id, const char *sql, int npar
 		     const char *const *params, const int *lengths, const int *formats, int binary,
 		     PGresult **out, const char *what, char *err, size_t errlen);
 
+/* Pipelined writes (store_prep.c): sends the prepared statement id without
+ * waiting for its result (the connection enters libpq pipeline mode). The
+ * result is read, and a failure reported, by the next store_q_prep or
+ * store_q_prep_fmt on the connection (its statement joins the pipeline:
+ * one round trip for all), by store_pipe_finish, or by store_commit. Any
+ * other statement on the connection must come after store_pipe_finish
+ * (store_q and store_q_begin call it). For statements whose result nobody
+ * needs before COMMIT. */
+int store_q_prep_send(PGconn *c, enum store_prep_id id, const char *sql, int nparams,
+		      const char *const *params, const int *lengths, const int *formats, int binary,
+		      const char *what, char *err, size_t errlen);
+
+/* Reads the results of the commands waiting on c and leaves pipeline mode
+ * (a no-op when none wait). Returns the first failure's STORE_E* code with
+ * "could not WHAT: message" in err (err may be NULL to discard). When last
+ * is given, *last gets the final command's rows (caller PQclears). */
+int store_pipe_finish(PGconn *c, PGresult **last, char *err, size_t errlen);
+
+/* COMMIT, sent with the waiting writes when there are any (one round
+ * trip); as store_q("COMMIT") otherwise. A failure of an earlier write is
+ * reported as that write's (nothing was committed then). */
+int store_commit(PGconn *c, char *err, size_t errlen);
+
+/* SQLSTATEs that mean the database is away or busy (STORE_EUNAVAIL). */
+bool store_unavailable_state(const char *sqlstate);
+
 /* BEGIN and then sql in one round trip (libpq pipeline mode); as
  * store_q otherwise. sql must return rows. */
 int store_q_begin(PGconn *c, const char *sql, int nparams, const char *const *params, int binary,

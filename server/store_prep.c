@@ -14,15 +14,32 @@
  * by pointers that could be reused. A statement prepared inside a
  * transaction that later rolls back stays prepared (prepared statements are
  * not transactional).
+ *
+ * Pipelined writes (store_q_prep_send, store_pipe_finish, store_commit):
+ * an ingest transaction's writes need no answer before COMMIT, so they are
+ * sent without waiting (libpq pipeline mode) and their results read with
+ * the next statement that needs one, or with COMMIT: the row insert and the
+ * rollup merge travel with the detectors' lock, their state update with
+ * COMMIT. Three round trips per transaction instead of six; each round trip
+ * costs both processes a wake-up and a few system calls, which were most of
+ * the server's CPU (docs/scaling.md). The commands pending on a connection
+ * are kept in the same instance data.
  */
 #include "store_internal.h"
 
 #include <libpq-events.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* at most this many commands wait in a pipeline (more are flushed first) */
+#define PIPE_MAX 16
 
 struct prep_state {
 	unsigned done;	/* bit per enum store_prep_id */
+	int nq;		/* commands sent in the open pipeline, results not read */
+	const char *what[PIPE_MAX];	/* for messages: "store samples" */
+	int prep[PIPE_MAX];	/* a PREPARE of that enum store_prep_id, or -1 */
 };
 
 static int prep_event(PGEventId evt, void *info, void *pass)
@@ -32,8 +49,10 @@ static int prep_event(PGEventId evt, void *info, void *pass)
 	case PGEVT_CONNRESET: {
 		PGconn *c = ((PGEventConnReset *)info)->conn;
 		struct prep_state *ps = PQinstanceData(c, prep_event);
-		if (ps)
-			ps->done = 0;	/* a new session: nothing prepared */
+		if (ps) {
+			ps->done = 0;	/* a new session: nothing prepared, nothing pending */
+			ps->nq = 0;
+		}
 		break;
 	}
 	case PGEVT_CONNDESTROY: {
@@ -78,6 +97,11 @@ int store_q_prep_fmt(PGconn *c, enum store_prep_id id, const char *sql, int npar
 	if (!ps)
 		return store_result(c, PQexecParams(c, sql, nparams, NULL, params, lengths, formats, binary), out,
 				    what, err, errlen);
+	if (ps->nq > 0) {
+		/* writes are waiting: this statement goes with them, one round trip */
+		int rc = store_q_prep_send(c, id, sql, nparams, params, lengths, formats, binary, what, err, errlen);
+		return rc != STORE_OK ? rc : store_pipe_finish(c, out, err, errlen);
+	}
 	snprintf(name, sizeof(name), "vmscope_%d", (int)id);
 	if (!(ps->done & (1u << id))) {
 		int rc = store_result(c, PQprepare(c, name, sql, nparams, NULL), NULL, what, err, errlen);
@@ -94,4 +118,134 @@ int store_q_prep(PGconn *c, enum store_prep_id id, const char *sql, int nparams,
 		 char *err, size_t errlen)
 {
 	return store_q_prep_fmt(c, id, sql, nparams, params, NULL, NULL, binary, out, what, err, errlen);
+}
+
+/* "could not WHAT: message" of a failed result into err (if any); the
+ * STORE_E* code it means. */
+static int pipe_error(PGconn *c, PGresult *r, const char *what, char *err, size_t errlen)
+{
+	const char *m = PQresultErrorMessage(r);
+	size_t n = strlen(m);
+	while (n && (m[n - 1] == '\n' || m[n - 1] == ' '))
+		n--;
+	if (err && errlen)
+		snprintf(err, errlen, "could not %s: %.*s", what, (int)n, n ? m : "an earlier statement failed");
+	return PQstatus(c) != CONNECTION_OK || store_unavailable_state(PQresultErrorField(r, PG_DIAG_SQLSTATE))
+		       ? STORE_EUNAVAIL : STORE_EINTERNAL;
+}
+
+int store_pipe_finish(PGconn *c, PGresult **last, char *err, size_t errlen)
+{
+	struct prep_state *ps = PQinstanceData(c, prep_event);
+	int rc = STORE_OK;
+
+	if (last)
+		*last = NULL;
+	if (PQpipelineStatus(c) == PQ_PIPELINE_OFF)
+		return STORE_OK;
+	int nq = ps ? ps->nq : 0;
+	if (ps)
+		ps->nq = 0;
+	if (!PQpipelineSync(c)) {
+		if (err && errlen)
+			snprintf(err, errlen, "could not send: %s", PQerrorMessage(c));
+		return STORE_EUNAVAIL;
+	}
+	/* each command: its result, then NULL; then the sync marker */
+	for (int q = 0; q < nq && PQstatus(c) == CONNECTION_OK; q++) {
+		PGresult *r;
+		while ((r = PQgetResult(c))) {
+			ExecStatusType st = PQresultStatus(r);
+			if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+				if (ps->prep[q] >= 0)
+					ps->done &= ~(1u << ps->prep[q]);	/* not prepared after all */
+				if (rc == STORE_OK)	/* the first failure is the cause */
+					rc = pipe_error(c, r, ps->what[q], err, errlen);
+			}
+			if (last && q == nq - 1 && rc == STORE_OK && st == PGRES_TUPLES_OK && !*last)
+				*last = r;
+			else
+				PQclear(r);
+			if (PQstatus(c) != CONNECTION_OK)
+				break;
+		}
+	}
+	if (PQstatus(c) == CONNECTION_OK) {
+		PQclear(PQgetResult(c));	/* PGRES_PIPELINE_SYNC */
+		PQexitPipelineMode(c);
+	} else {
+		if (rc == STORE_OK && err && errlen)
+			snprintf(err, errlen, "could not %s: connection lost", nq ? ps->what[nq - 1] : "send");
+		rc = STORE_EUNAVAIL;
+	}
+	if (rc != STORE_OK && last) {
+		PQclear(*last);
+		*last = NULL;
+	}
+	return rc;
+}
+
+/* Queues one command on ps (the caller checked there is room). */
+static void pipe_note(struct prep_state *ps, const char *what, int prep)
+{
+	ps->what[ps->nq] = what;
+	ps->prep[ps->nq] = prep;
+	ps->nq++;
+}
+
+int store_q_prep_send(PGconn *c, enum store_prep_id id, const char *sql, int nparams,
+		      const char *const *params, const int *lengths, const int *formats, int binary,
+		      const char *what, char *err, size_t errlen)
+{
+	struct prep_state *ps = state_of(c);
+	char name[24];
+
+	if (!ps)	/* out of memory: run it now */
+		return store_q_prep_fmt(c, id, sql, nparams, params, lengths, formats, binary, NULL, what, err,
+					errlen);
+	if (ps->nq + 2 > PIPE_MAX) {
+		int rc = store_pipe_finish(c, NULL, err, errlen);
+		if (rc != STORE_OK)
+			return rc;
+	}
+	if (PQpipelineStatus(c) == PQ_PIPELINE_OFF && !PQenterPipelineMode(c))
+		goto fail;
+	snprintf(name, sizeof(name), "vmscope_%d", (int)id);
+	if (!(ps->done & (1u << id))) {
+		if (!PQsendPrepare(c, name, sql, nparams, NULL))
+			goto fail;
+		ps->done |= 1u << id;	/* undone by store_pipe_finish if it fails */
+		pipe_note(ps, what, (int)id);
+	}
+	if (!PQsendQueryPrepared(c, name, nparams, params, lengths, formats, binary))
+		goto fail;
+	pipe_note(ps, what, -1);
+	return STORE_OK;
+fail:
+	if (err && errlen)
+		snprintf(err, errlen, "could not %s: %s", what, PQerrorMessage(c));
+	store_pipe_finish(c, NULL, NULL, 0);
+	return PQstatus(c) == CONNECTION_OK ? STORE_EINTERNAL : STORE_EUNAVAIL;
+}
+
+int store_commit(PGconn *c, char *err, size_t errlen)
+{
+	struct prep_state *ps = PQinstanceData(c, prep_event);
+
+	if (PQpipelineStatus(c) == PQ_PIPELINE_OFF || !ps)
+		return store_q(c, "COMMIT", 0, NULL, 0, NULL, "commit", err, errlen);
+	if (ps->nq + 1 > PIPE_MAX) {
+		int rc = store_pipe_finish(c, NULL, err, errlen);
+		if (rc != STORE_OK)
+			return rc;
+		return store_q(c, "COMMIT", 0, NULL, 0, NULL, "commit", err, errlen);
+	}
+	if (!PQsendQueryParams(c, "COMMIT", 0, NULL, NULL, NULL, NULL, 0)) {
+		if (err && errlen)
+			snprintf(err, errlen, "could not commit: %s", PQerrorMessage(c));
+		store_pipe_finish(c, NULL, NULL, 0);
+		return PQstatus(c) == CONNECTION_OK ? STORE_EINTERNAL : STORE_EUNAVAIL;
+	}
+	pipe_note(ps, "commit", -1);
+	return store_pipe_finish(c, NULL, err, errlen);
 }

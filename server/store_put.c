@@ -826,8 +826,10 @@ static int insert_rows(struct put *p)
 	int fmts[6 + HU_COLS + 2] = { [4] = 1, [5] = 1 };
 	for (int i = 0; i < HU_COLS + 2; i++)
 		prm[6 + i] = (const char *)more[i].p;
-	rc = store_q_prep_fmt(p->c, STORE_PREP_WRITE, write_sql, 6 + HU_COLS + 2, prm, lens, fmts, 0, NULL,
-			      "store samples", p->err, p->errlen);
+	/* sent without waiting: the result comes back with the next statement
+	 * (the detectors' lock) or COMMIT (store_prep.c) */
+	rc = store_q_prep_send(p->c, STORE_PREP_WRITE, write_sql, 6 + HU_COLS + 2, prm, lens, fmts, 0,
+			       "store samples", p->err, p->errlen);
 	if (rc == STORE_OK)
 		rc = rollup_acc_write(&p->roll, p->c, p->err, p->errlen);
 	goto out;
@@ -942,6 +944,9 @@ static int run_hooks(struct put *p, struct putreq **reqs, size_t nreq, const str
 			if (!it->dup && ih && same_hook(ih, hk))
 				fresh[nf++] = it->s;
 		}
+		int rc;
+		if (!hk->pipelined && (rc = store_pipe_finish(p->c, NULL, p->err, p->errlen)) != STORE_OK)
+			return rc;
 		if (nf && hk->fn(hk->ctx, p->c, fresh, nf, p->err, p->errlen) != 0)
 			return PQstatus(p->c) == CONNECTION_OK ? STORE_EINTERNAL : STORE_EUNAVAIL;
 	}
@@ -997,7 +1002,8 @@ int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *fina
 	    (rc = run_hooks(&p, reqs, nreq, fresh)) != STORE_OK)
 		goto out;
 	*final = true;	/* COMMIT sent: on failure its outcome is unknown */
-	rc = store_q(p.c, "COMMIT", 0, NULL, 0, NULL, "commit", err, errlen);
+	/* with the writes still in flight (store_prep.c): one round trip */
+	rc = store_commit(p.c, err, errlen);
 	in_tx = false;
 	if (rc == STORE_OK) {
 		publish(&p);
@@ -1008,6 +1014,8 @@ int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *fina
 				reqs[p.items[i].req]->nfresh++;
 	}
 out:
+	if (p.c)
+		store_pipe_finish(p.c, NULL, NULL, 0);	/* writes in flight when a step failed */
 	if (in_tx && PQstatus(p.c) == CONNECTION_OK && PQtransactionStatus(p.c) != PQTRANS_IDLE)
 		PQclear(PQexec(p.c, "ROLLBACK"));
 	if (p.c)

@@ -287,8 +287,8 @@ int rollup_acc_write(const struct rollup_acc *a, PGconn *c, char *err, size_t er
 		snprintf(err, errlen, "out of memory");
 		rc = STORE_EINTERNAL;
 	} else {
-		rc = store_q_prep(c, STORE_PREP_ROLLUP, write_sql, NCOL, prm, 0, NULL, "store rollups", err,
-				  errlen);
+		rc = store_q_prep_send(c, STORE_PREP_ROLLUP, write_sql, NCOL, prm, NULL, NULL, 0, "store rollups",
+				       err, errlen);
 	}
 	for (int k = 0; k < NCOL; k++)
 		cbuf_release(&b[k]);

@@ -65,7 +65,8 @@ void rollup_acc_release(struct rollup_acc *a);
 int rollup_acc_add(struct rollup_acc *a, int32_t host_id, int64_t ts, int boot,
 		   const struct sset *cur, const struct sset *prev, int64_t prev_ts, int prev_boot);
 
-/* Merges the batch's cells into rollup_5m (one statement). STORE_* code. */
+/* Merges the batch's cells into rollup_5m (one statement), sent without
+ * waiting for its result (store_q_prep_send). STORE_* code. */
 int rollup_acc_write(const struct rollup_acc *a, PGconn *c, char *err, size_t errlen);
 
 /* Creates the month partitions covering the given day numbers (outside a
