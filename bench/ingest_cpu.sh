@@ -12,6 +12,10 @@
 #                                  full-page images per sample, commits and WAL fsyncs,
 #                                  checkpoints, rows inserted/updated/HOT-updated per table
 #                                  (TOAST tables included), in bench/out/ingest_cpu.pgstats.txt
+#   BENCH_RATE=N bench/ingest_cpu.sh   the measured run open loop at N samples/s (64
+#                                  connections): the same work whatever the machine's load,
+#                                  for A/B runs (closed-loop throughput, and with it the
+#                                  group-commit batch sizes, move with the other processes)
 #   PERF=1 bench/ingest_cpu.sh     also `perf record -g` the server over the measured
 #                                  run (bench/out/ingest_cpu.perf.data), and the load
 #                                  generator (bench/out/ingest_cpu.loadgen.perf.data)
@@ -40,6 +44,15 @@ if [ "${BENCH_PGSS:-0}" = 1 ]; then
 	BASE=$(scripts/pg.sh start "$OUT/pg-cpu" "$PG_PORT")
 fi
 . bench/_cpu.sh
+# pgprocs: "PID TICKS TITLE" of the postmaster's processes (backends, WAL
+# writer, autovacuum, ...), for where PostgreSQL's CPU went
+pgprocs() {
+	local p
+	for p in $(pg_pids); do
+		[ -r "/proc/$p/stat" ] || continue
+		echo "$p $(awk '{print $14+$15}' "/proc/$p/stat") $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-60)"
+	done
+}
 # pgstats FILE: a snapshot of the cluster-wide write counters (JSON), for the
 # difference over the measured run
 pgstats() {
@@ -63,10 +76,10 @@ for _ in $(seq 150); do
 done
 lg() {
 	$LG_WRAP "$BIN/vmscope-loadgen" --server "http://127.0.0.1:$SPORT" --token benchtoken --hosts "$HOSTS" \
-		--cgroups 20 --duration "$1" --concurrency 16 --json
+		--cgroups 20 --duration "$1" --json "${@:2}"
 }
 LG_WRAP=
-lg "${BENCH_WARM_S:-20}" >"$OUT/ingest_cpu.warmup.json"
+lg "${BENCH_WARM_S:-20}" --concurrency 16 >"$OUT/ingest_cpu.warmup.json"
 l0=$(uptime | sed 's/.*load average: //')
 if [ "${PERF:-0}" = 1 ]; then
 	perf record -g -o "$OUT/ingest_cpu.perf.data" -p "$server_pid" >/dev/null 2>&1 &
@@ -77,11 +90,17 @@ if [ "${BENCH_PGSS:-0}" = 1 ]; then
 	psql "$BASE" -qtAc "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()" >/dev/null
 	sleep 1.1	# PostgreSQL 15 flushes backends' table counters at most once a second
 	pgstats "$OUT/ingest_cpu.pgstats0.json"
+	pgprocs >"$OUT/ingest_cpu.procs0.txt"
 fi
 s0=$(cpu_of "$server_pid"); p0=$(cpu_of $(pg_pids))
-lg "${BENCH_INGEST_S:-30}" >"$OUT/ingest_cpu.json"
+if [ -n "${BENCH_RATE:-}" ]; then
+	lg "${BENCH_INGEST_S:-30}" --concurrency 64 --rate "$BENCH_RATE" >"$OUT/ingest_cpu.json"
+else
+	lg "${BENCH_INGEST_S:-30}" --concurrency 16 >"$OUT/ingest_cpu.json"
+fi
 s1=$(cpu_of "$server_pid"); p1=$(cpu_of $(pg_pids))
 if [ "${BENCH_PGSS:-0}" = 1 ]; then
+	pgprocs >"$OUT/ingest_cpu.procs1.txt"
 	sleep 1.1
 	pgstats "$OUT/ingest_cpu.pgstats1.json"
 	python3 - "$OUT/ingest_cpu.json" "$OUT/ingest_cpu.pgstats0.json" "$OUT/ingest_cpu.pgstats1.json" \
@@ -98,6 +117,19 @@ c = d(a['db'], b['db'], 'xact_commit')
 print(f"commits: {c} ({n / max(c, 1):.2f} samples per commit; WAL fsyncs per commit {d(a['wal'], b['wal'], 'wal_sync') / max(c, 1):.2f})")
 for k in ("checkpoints_timed", "checkpoints_req", "buffers_checkpoint", "buffers_backend", "buffers_backend_fsync"):
     print(f"pg_stat_bgwriter {k}: {d(a['bgw'], b['bgw'], k)}")
+t0 = {l.split()[0]: (int(l.split()[1]), " ".join(l.split()[2:])) for l in open(sys.argv[2].replace("pgstats0.json", "procs0.txt"))}
+t1 = {l.split()[0]: (int(l.split()[1]), " ".join(l.split()[2:])) for l in open(sys.argv[2].replace("pgstats0.json", "procs1.txt"))}
+import os
+tck = os.sysconf("SC_CLK_TCK")
+by = {}
+for pid, (t, title) in t1.items():
+    kind = title.split(":")[1].strip().split(" ")[0] if ":" in title else title.split(" ")[0]
+    if "postgres@" in title or "vmscope" in title or "idle" in title or "127.0.0.1" in title:
+        kind = "client backends"
+    by[kind] = by.get(kind, 0) + t - t0.get(pid, (0, ""))[0]
+print("PostgreSQL CPU per 1,000 samples by process (user+sys, s; reaped children not counted):")
+for k, v in sorted(by.items(), key=lambda x: -x[1]):
+    print(f"  {k:30} {v / tck / n * 1000:.3f}")
 print(f"{'table':44} {'ins':>8} {'upd':>8} {'hot':>8} {'del':>8}  per sample: ins upd")
 rows = []
 for t, v in b["tables"].items():
