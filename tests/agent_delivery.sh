@@ -256,12 +256,17 @@ try:
     check(spool_bytes <= 64 * 1024 + 16384, f"spool stays near its bound ({spool_bytes} bytes)")
 
     # --- F: syncing only what stays undelivered
+    def run_counting_syncs(name, secs):
+        """An agent run for secs against the receiver as set: its totals
+        and how many spool syncs it logged at the stop."""
+        a = start_agent(name, f"{TMPD}/spool-{name}")
+        time.sleep(secs)
+        stop_agent(a)
+        t, log = totals(name)
+        return t, int(re.search(r"(\d+) spool syncs", log).group(1))
+
     control()
-    f = start_agent("f", f"{TMPD}/spool-f")
-    time.sleep(2.0)
-    stop_agent(f)
-    t, log = totals("f")
-    syncs = int(re.search(r"(\d+) spool syncs", log).group(1))
+    t, syncs = run_counting_syncs("f", 2.0)
     # delivered within its cycle: no fdatasync (before: one per sample)
     check(t["taken"] >= 5 and syncs <= t["taken"] // 2,
           f"delivered samples are not synced ({syncs} syncs for {t['taken']} samples)")
@@ -272,20 +277,12 @@ try:
     # a step left the sample just taken looking undelivered: 14 syncs for
     # 25 samples here)
     control(delay=0.3)
-    f3 = start_agent("f3", f"{TMPD}/spool-f3")
-    time.sleep(4.0)
-    stop_agent(f3)
-    t, log = totals("f3")
-    syncs = int(re.search(r"(\d+) spool syncs", log).group(1))
+    t, syncs = run_counting_syncs("f3", 4.0)
     check(t["taken"] >= 10 and syncs <= t["taken"] // 5,
           f"samples accepted within the grace are not synced when requests overlap the "
           f"next sample ({syncs} syncs for {t['taken']} samples)")
     control(status=503)
-    f2 = start_agent("f2", f"{TMPD}/spool-f2")
-    time.sleep(2.0)
-    stop_agent(f2)
-    t, log = totals("f2")
-    syncs = int(re.search(r"(\d+) spool syncs", log).group(1))
+    t, syncs = run_counting_syncs("f2", 2.0)
     check(t["delivered"] == 0 and syncs >= t["taken"] - 1 and t["taken"] >= 5,
           f"undelivered samples are synced ({syncs} syncs for {t['taken']} samples)")
     # kill -9 while requests are in flight: their samples are written, not
