@@ -8,6 +8,7 @@
 #include "detect.h"
 #include "http.h"
 #include "log.h"
+#include "malloc_tune.h"
 #include "membudget.h"
 #include "metrics.h"
 #include "notify.h"
@@ -39,6 +40,7 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "token") == 0)
 		return tokens_cli(argc - 1, argv + 1);
+	malloc_tune();	/* before any thread: arenas are made per thread */
 	if (config_parse(&cfg, argc, argv, err, sizeof(err)) < 0) {
 		fprintf(stderr, "vmscope-server: %s\n(see vmscope-server --help)\n", err);
 		return 2;
