@@ -37,7 +37,9 @@ for run in 1 2; do
 	[ $seen = 1 ] && ok || { bad "run $run: this machine not listed within 30 s"; tail -20 "$VARD/run$run.log" >&2; }
 	grep -q "dashboard: http://$VMSCOPE_LISTEN/" "$VARD/run$run.log" && ok || bad "run $run: dashboard address not printed"
 	[ -s "$VMSCOPE_VAR/ingest.token" ] && ok || bad "run $run: no generated token"
-	curl -fsS "http://$VMSCOPE_LISTEN/" | grep -qi "<html" && ok || bad "run $run: dashboard not served"
+	# the page read whole first: `curl | grep -q` fails under pipefail when
+	# grep exits at the first match while curl still writes (curl: (23))
+	page=$(curl -fsS "http://$VMSCOPE_LISTEN/") && grep -qi "<html" <<<"$page" && ok || bad "run $run: dashboard not served"
 	kill -TERM "$pid"
 	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
 	kill -0 "$pid" 2>/dev/null && bad "run $run: still running 20 s after SIGTERM" || ok
