@@ -192,7 +192,7 @@ for r in rows:
     p = r.pop("phase")
     if p == "browser":
         for v in [v for v in ("fleet", "host7d", "host7d_interactive") if v in r]:
-            print(f"{'browser ' + v:22} p50 {r[v]['p50_ms']:7d} ms  p99 {r[v]['p99_ms']:7d} ms  runs {r[v]['runs_ms']}  slowest API {r[v]['slowest_api_ms']}  (load {r['loadavg_before']})")
+            print(f"{'browser ' + v:22} p50 {r[v]['p50_ms']:7d} ms  p99 {r[v]['p99_ms']:7d} ms  runs {r[v]['runs_ms']}  slowest API {r[v]['slowest_api_ms']}  (load {r['loadavg_before']}, server settled after {r.get('server_settle_s', '-')} s)")
         continue
     if p == "query":
         print(f"{'query':22} p50 {r['p50_ms']:7.2f} ms  p99 {r['p99_ms']:7.2f} ms  {r['bytes']:8d} B  {r['url']}")
