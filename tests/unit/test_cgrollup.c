@@ -7,6 +7,7 @@
  * partitions. */
 #include "harness.h"
 #include "testdb.h"
+#include "teststore.h"
 
 #include "gen.h"
 #include "store.h"
@@ -20,41 +21,6 @@
 #define NCG 3
 
 static struct testdb db;
-
-static struct store *open_store(int retention, int rollup_retention)
-{
-	struct store_config cfg = { .conninfo = db.conninfo, .pool_size = 2, .retention_days = retention,
-				    .rollup_retention_days = rollup_retention };
-	char err[512];
-	struct store *st = NULL;
-	if (store_open(&st, &cfg, err, sizeof(err)) != STORE_OK)
-		fprintf(stderr, "store_open: %s\n", err);
-	return st;
-}
-
-static long long q1(const char *sql)
-{
-	PGconn *c = PQconnectdb(db.conninfo);
-	long long v = -1;
-	PGresult *r = PQexec(c, sql);
-	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0 && !PQgetisnull(r, 0, 0))
-		v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-	else if (PQresultStatus(r) != PGRES_TUPLES_OK)
-		fprintf(stderr, "q1: %s", PQresultErrorMessage(r));
-	PQclear(r);
-	PQfinish(c);
-	return v;
-}
-
-static int put(struct store *st, struct sample *s, size_t n)
-{
-	char err[512];
-	size_t f = 0;
-	int rc = store_put_samples(st, s, n, NULL, &f, err, sizeof(err));
-	if (rc != STORE_OK)
-		fprintf(stderr, "put: %s\n", err);
-	return rc;
-}
 
 static int roll_pending(struct store *st, int64_t now, int min_pending, struct cgroll_stats *stats)
 {
@@ -92,7 +58,7 @@ static void load(struct store *st, const char *name, int64_t t0, int i0, int i1)
 			s[n].boot_id = strdup("rebooted-boot-id-0000000000000000");
 		}
 		if (++n == 40 || i == i1 - 1) {
-			CHECK_INT(put(st, s, n), STORE_OK);
+			CHECK_INT(teststore_put(st, s, n), STORE_OK);
 			for (size_t k = 0; k < n; k++)
 				sample_release(&s[k]);
 			n = 0;
@@ -210,7 +176,7 @@ static long long cells_of(const char *name)
 	char sql[512];
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM cgroup_rollup_5m r JOIN cgroups g ON g.id = r.cgroup_id "
 		 "JOIN hosts h ON h.id = g.host_id WHERE h.name = '%s'", name);
-	return q1(sql);
+	return teststore_q1(db.conninfo, sql);
 }
 
 static long long mark_of(const char *name)
@@ -218,12 +184,12 @@ static long long mark_of(const char *name)
 	char sql[512];
 	snprintf(sql, sizeof(sql), "SELECT next_b5 FROM cgroup_rollup_done d JOIN hosts h ON h.id = d.host_id "
 		 "WHERE h.name = '%s'", name);
-	return q1(sql);
+	return teststore_q1(db.conninfo, sql);
 }
 
 static void test_retention(int64_t now)
 {
-	struct store *st = open_store(200, 400);
+	struct store *st = teststore_open(db.conninfo, 200, 400);
 	CHECK(st != NULL);
 	if (!st)
 		return;
@@ -234,11 +200,11 @@ static void test_retention(int64_t now)
 	CHECK_INT(cells_of("cg-old"), NCG);
 	store_close(st);
 
-	st = open_store(200, 60);
+	st = teststore_open(db.conninfo, 200, 60);
 	CHECK(st != NULL);
 	if (!st)
 		return;
-	long long parts = q1("SELECT count(*) FROM pg_inherits WHERE inhparent = 'cgroup_rollup_5m'::regclass");
+	long long parts = teststore_q1(db.conninfo, "SELECT count(*) FROM pg_inherits WHERE inhparent = 'cgroup_rollup_5m'::regclass");
 	CHECK(parts >= 2);
 	int n = 0;
 	char err[256];
@@ -246,8 +212,8 @@ static void test_retention(int64_t now)
 	CHECK(n >= 1);
 	/* the 100-day-old month went with its partition; raw rows (200 days) stay */
 	CHECK_INT(cells_of("cg-old"), 0);
-	CHECK(q1("SELECT count(*) FROM pg_inherits WHERE inhparent = 'cgroup_rollup_5m'::regclass") < parts);
-	CHECK_INT(q1("SELECT count(*) FROM samples s JOIN hosts h ON h.id = s.host_id WHERE h.name = 'cg-old'"), 40);
+	CHECK(teststore_q1(db.conninfo, "SELECT count(*) FROM pg_inherits WHERE inhparent = 'cgroup_rollup_5m'::regclass") < parts);
+	CHECK_INT(teststore_q1(db.conninfo, "SELECT count(*) FROM samples s JOIN hosts h ON h.id = s.host_id WHERE h.name = 'cg-old'"), 40);
 	CHECK(cells_of("cg-a") > 0);	/* this month's are kept */
 	/* a store keeping 60 days does not roll up older buckets again */
 	stats = (struct cgroll_stats){ 0 };
@@ -262,7 +228,7 @@ int main(void)
 	testdb_create(&db);
 	int64_t now = (int64_t)time(NULL) * 1000;
 	int64_t t0 = (now - 3 * 3600 * 1000) / STEP * STEP;	/* 5-minute aligned */
-	struct store *st = open_store(30, 400);
+	struct store *st = teststore_open(db.conninfo, 30, 400);
 	CHECK(st != NULL);
 	if (!st) {
 		testdb_drop(&db);
@@ -285,7 +251,7 @@ int main(void)
 	CHECK(nonnull > 500);
 
 	/* two stores ("servers") running the job at once: each bucket once */
-	struct store *st2 = open_store(30, 400);
+	struct store *st2 = teststore_open(db.conninfo, 30, 400);
 	CHECK(st2 != NULL);
 	struct runner r1 = { .st = st, .now = now }, r2 = { .st = st2, .now = now };
 	pthread_t t1, t2;
@@ -305,7 +271,7 @@ int main(void)
 	store_close(st);
 
 	/* a restart: nothing left to do until new samples close buckets */
-	st = open_store(30, 400);
+	st = teststore_open(db.conninfo, 30, 400);
 	CHECK(st != NULL);
 	if (st) {
 		stats = (struct cgroll_stats){ 0 };

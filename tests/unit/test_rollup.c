@@ -6,6 +6,7 @@
  * rollup month partitions are dropped by retention. */
 #include "harness.h"
 #include "testdb.h"
+#include "teststore.h"
 
 #include "api_fleet.h"
 #include "dict.h"
@@ -19,41 +20,6 @@
 #define STEP 300000LL
 
 static struct testdb db;
-
-static struct store *open_store(int retention, int rollup_retention)
-{
-	struct store_config cfg = { .conninfo = db.conninfo, .pool_size = 2, .retention_days = retention,
-				    .rollup_retention_days = rollup_retention };
-	char err[512];
-	struct store *st = NULL;
-	if (store_open(&st, &cfg, err, sizeof(err)) != STORE_OK)
-		fprintf(stderr, "store_open: %s\n", err);
-	return st;
-}
-
-static long long q1(const char *sql)
-{
-	PGconn *c = PQconnectdb(db.conninfo);
-	long long v = -1;
-	PGresult *r = PQexec(c, sql);
-	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0 && !PQgetisnull(r, 0, 0))
-		v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-	else if (PQresultStatus(r) != PGRES_TUPLES_OK)
-		fprintf(stderr, "q1: %s", PQresultErrorMessage(r));
-	PQclear(r);
-	PQfinish(c);
-	return v;
-}
-
-static int put(struct store *st, struct sample *s, size_t n)
-{
-	char err[512];
-	size_t f = 0;
-	int rc = store_put_samples(st, s, n, NULL, &f, err, sizeof(err));
-	if (rc != STORE_OK)
-		fprintf(stderr, "put: %s\n", err);
-	return rc;
-}
 
 static json_t *series(struct store *st, const char *host, const char *metric, int64_t since, int64_t until,
 		      int points, int source)
@@ -91,7 +57,7 @@ static void load_host(struct store *st, const char *name, int64_t t0)
 			s[n].boot_id = strdup("rebooted-boot-id-0000000000000000");
 		}
 		if (++n == 40 || i == 719) {
-			CHECK_INT(put(st, s, n), STORE_OK);
+			CHECK_INT(teststore_put(st, s, n), STORE_OK);
 			for (size_t k = 0; k < n; k++)
 				sample_release(&s[k]);
 			n = 0;
@@ -199,7 +165,7 @@ static void check_summed(struct store *st, const char *name, const char *const *
 	char err[256];
 	char sql[128];
 	snprintf(sql, sizeof(sql), "SELECT id FROM hosts WHERE name = '%s'", name);	/* a constant of this file */
-	int32_t hid = (int32_t)q1(sql);
+	int32_t hid = (int32_t)teststore_q1(db.conninfo, sql);
 	CHECK_INT(rollup_read(c, hid, t0, until, STEP, &slot, 1, &r, err, sizeof(err)), STORE_OK);
 	int nonnull = 0;
 	bool same = r && PQntuples(r) == nb;
@@ -265,7 +231,7 @@ static void test_summed(struct store *st, int64_t t0)
 		sset_release(&x->m);
 		x->m = m;
 		if (i % 40 == 39) {
-			CHECK_INT(put(st, s, 40), STORE_OK);
+			CHECK_INT(teststore_put(st, s, 40), STORE_OK);
 			for (int k = 0; k < 40; k++)
 				sample_release(&s[k]);
 		}
@@ -388,22 +354,22 @@ static void test_auto_and_late(struct store *st, int64_t t0)
 	CHECK_STR(json_string_value(json_object_get(o, "source")), "raw");
 	json_decref(o);
 	/* a late sample is stored but not rolled up */
-	long long n0 = q1("SELECT sum(n) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = 'roll-a'");
+	long long n0 = teststore_q1(db.conninfo, "SELECT sum(n) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = 'roll-a'");
 	CHECK_INT(n0, 720);
 	struct gen_host *g = gen_host_new("roll-a", 0, 9);
 	struct sample s;
 	gen_host_step(g, 10000);
 	CHECK(gen_host_sample(g, t0 + 5000, &s) == 0);
-	CHECK_INT(put(st, &s, 1), STORE_OK);
+	CHECK_INT(teststore_put(st, &s, 1), STORE_OK);
 	sample_release(&s);
 	gen_host_free(g);
-	CHECK_INT(q1("SELECT count(*) FROM samples s JOIN hosts h ON h.id = s.host_id WHERE h.name = 'roll-a'"), 721);
-	CHECK_INT(q1("SELECT sum(n) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = 'roll-a'"), n0);
+	CHECK_INT(teststore_q1(db.conninfo, "SELECT count(*) FROM samples s JOIN hosts h ON h.id = s.host_id WHERE h.name = 'roll-a'"), 721);
+	CHECK_INT(teststore_q1(db.conninfo, "SELECT sum(n) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = 'roll-a'"), n0);
 }
 
 static void test_retention(int64_t now)
 {
-	struct store *st = open_store(200, 60);
+	struct store *st = teststore_open(db.conninfo, 200, 60);
 	CHECK(st != NULL);
 	if (!st)
 		return;
@@ -414,23 +380,23 @@ static void test_retention(int64_t now)
 		gen_host_step(g, 10000);
 		CHECK(gen_host_sample(g, old + i * 10000, &s[i]) == 0);
 	}
-	CHECK_INT(put(st, s, 2), STORE_OK);
+	CHECK_INT(teststore_put(st, s, 2), STORE_OK);
 	sample_release(&s[0]);
 	sample_release(&s[1]);
 	gen_host_free(g);
-	CHECK_INT(q1("SELECT sum(n) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = 'roll-old'"), 2);
-	long long parts = q1("SELECT count(*) FROM pg_inherits WHERE inhparent = 'rollup_5m'::regclass");
+	CHECK_INT(teststore_q1(db.conninfo, "SELECT sum(n) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = 'roll-old'"), 2);
+	long long parts = teststore_q1(db.conninfo, "SELECT count(*) FROM pg_inherits WHERE inhparent = 'rollup_5m'::regclass");
 	CHECK(parts >= 2);
 	int n = 0;
 	char err[256];
 	CHECK_INT(store_drop_expired(st, now, &n, err, sizeof(err)), STORE_OK);
 	CHECK(n >= 1);
 	/* the 100-day-old month went with its partition; raw rows (200 days) stay */
-	CHECK_INT(q1("SELECT count(*) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = 'roll-old'"), 0);
-	CHECK(q1("SELECT count(*) FROM pg_inherits WHERE inhparent = 'rollup_5m'::regclass") < parts);
-	CHECK_INT(q1("SELECT count(*) FROM samples s JOIN hosts h ON h.id = s.host_id WHERE h.name = 'roll-old'"), 2);
+	CHECK_INT(teststore_q1(db.conninfo, "SELECT count(*) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = 'roll-old'"), 0);
+	CHECK(teststore_q1(db.conninfo, "SELECT count(*) FROM pg_inherits WHERE inhparent = 'rollup_5m'::regclass") < parts);
+	CHECK_INT(teststore_q1(db.conninfo, "SELECT count(*) FROM samples s JOIN hosts h ON h.id = s.host_id WHERE h.name = 'roll-old'"), 2);
 	/* this month's rollups are kept */
-	CHECK(q1("SELECT count(*) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = 'roll-a'") > 0);
+	CHECK(teststore_q1(db.conninfo, "SELECT count(*) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = 'roll-a'") > 0);
 	CHECK_INT(store_drop_expired(st, now, &n, err, sizeof(err)), STORE_OK);
 	CHECK_INT(n, 0);
 	store_close(st);
@@ -441,7 +407,7 @@ int main(void)
 	testdb_create(&db);
 	int64_t now = (int64_t)time(NULL) * 1000;
 	int64_t t0 = (now - 3 * 3600 * 1000) / STEP * STEP;	/* 5-minute aligned */
-	struct store *st = open_store(30, 400);
+	struct store *st = teststore_open(db.conninfo, 30, 400);
 	CHECK(st != NULL);
 	if (st) {
 		load_host(st, "roll-a", t0);
