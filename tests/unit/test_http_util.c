@@ -2,6 +2,7 @@
  * parameters, routing and URL decoding, body limits and gzip, tokens, rate
  * limits, ingest parsing, static paths, configuration, fleet efficiency. */
 #include "harness.h"
+#include "testparams.h"
 
 #include "api_fleet.h"
 #include "auth.h"
@@ -55,23 +56,6 @@ static void test_timeparse(void)
 	CHECK_STR(time_format(1764518400000LL, buf, sizeof(buf)), "2025-11-30T16:00:00Z");
 	CHECK_STR(time_format(1764518400125LL, buf, sizeof(buf)), "2025-11-30T16:00:00.125Z");
 	CHECK(time_now_ms() > 1700000000000LL);
-}
-
-/* A param_src over "name=value" pairs. */
-struct kv {
-	const char *const *pairs;
-};
-
-static const char *kv_get(void *ctx, const char *name, size_t *len)
-{
-	struct kv *kv = ctx;
-
-	for (size_t i = 0; kv->pairs[i]; i += 2)
-		if (strcmp(kv->pairs[i], name) == 0) {
-			*len = strlen(kv->pairs[i + 1]);
-			return kv->pairs[i + 1];
-		}
-	return NULL;
 }
 
 static int alerts_with(const char *const *pairs, struct alert_query *q, char *err)

@@ -6,6 +6,7 @@
  * and repeated names; unknown hosts and cgroups are not found; and the
  * metrics= list is parsed and refused as docs/api.md says. */
 #include "harness.h"
+#include "testparams.h"
 #include "testdb.h"
 
 #include "gen.h"
@@ -157,22 +158,6 @@ static void test_errors(struct store *st, int64_t t0)
 	bq.nmetrics = 0;
 	CHECK_INT(store_series_batch(st, &bq, &out, err, sizeof(err)), STORE_EINVAL);
 	CHECK(out == NULL);
-}
-
-/* A param_src over "name=value" pairs. */
-struct kv {
-	const char *const *pairs;
-};
-
-static const char *kv_get(void *ctx, const char *name, size_t *len)
-{
-	struct kv *kv = ctx;
-	for (size_t i = 0; kv->pairs[i]; i += 2)
-		if (strcmp(kv->pairs[i], name) == 0) {
-			*len = strlen(kv->pairs[i + 1]);
-			return kv->pairs[i + 1];
-		}
-	return NULL;
 }
 
 static int parse(const char *const *pairs, struct series_batch_query *q, char *err)
