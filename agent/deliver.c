@@ -160,7 +160,8 @@ void deliver_release(struct deliver *d)
 	curl_slist_free_all(d->hdr_plain);
 	curl_slist_free_all(d->hdr_gzip);
 	free(d->url);
-	free(d->body);
+	free(d->req.p);
+	free(d->next.p);
 	free(d->ends);
 	if (d->z_ready)
 		deflateEnd(&d->z);
@@ -175,42 +176,37 @@ void deliver_abort(struct deliver *d, struct spool *s)
 	s->pinned = false;
 }
 
-static int reserve(struct deliver *d, size_t need)
+static int reserve(struct deliver_body *b, size_t need)
 {
-	if (need <= d->bcap)
+	if (need <= b->cap)
 		return 0;
-	char *nb = realloc(d->body, need);
+	char *nb = realloc(b->p, need);
 	if (!nb)
 		return -1;
-	d->body = nb;
-	d->bcap = need;
+	b->p = nb;
+	b->cap = need;
 	return 0;
 }
 
-/* Body building: records joined into a JSON array, in one pass over the
- * spool. The body starts raw; when it would grow past DELIVER_GZIP_MIN it
- * switches to deflate (the raw prefix, at most that size, fed first), so a
- * small batch goes uncompressed as before without measuring the batch in a
- * second pass (each pass maps the segment). */
-struct build {
-	struct deliver *d;
-	bool gz;
-	size_t i;
-};
-
-static int z_feed(struct build *b, const char *p, size_t n, int flush)
+/* Body building: records joined into a JSON array, in one pass. The body
+ * starts raw; when it would grow past DELIVER_GZIP_MIN it switches to
+ * deflate (the raw prefix, at most that size, fed first), so a small batch
+ * goes uncompressed without measuring the batch first. The one deflate
+ * stream is used by one body at a time: a body is finished before the
+ * next is started (the request in flight holds a finished one). */
+static int z_feed(struct deliver *d, struct deliver_body *b, const char *p, size_t n, int flush)
 {
-	z_stream *z = &b->d->z;
+	z_stream *z = &d->z;
 
 	z->next_in = (Bytef *)(uintptr_t)p;
 	z->avail_in = (uInt)n;
 	do {
-		if (b->d->bcap - b->d->blen < 1024 && reserve(b->d, b->d->bcap * 2) < 0)
+		if (b->cap - b->len < 1024 && reserve(b, b->cap * 2) < 0)
 			return -1;
-		z->next_out = (Bytef *)b->d->body + b->d->blen;
-		z->avail_out = (uInt)(b->d->bcap - b->d->blen);
+		z->next_out = (Bytef *)b->p + b->len;
+		z->avail_out = (uInt)(b->cap - b->len);
 		int rc = deflate(z, flush);
-		b->d->blen = b->d->bcap - z->avail_out;
+		b->len = b->cap - z->avail_out;
 		if (rc == Z_STREAM_ERROR)
 			return -1;
 		if (rc == Z_STREAM_END)
@@ -219,59 +215,144 @@ static int z_feed(struct build *b, const char *p, size_t n, int flush)
 	return 0;
 }
 
-/* Appends to the body; the switch to gzip happens here. */
-static int add_piece(struct build *b, const char *p, size_t n, int flush)
+static int body_start(struct deliver_body *b)
 {
-	struct deliver *d = b->d;
+	b->len = 0;
+	b->gz = false;
+	return reserve(b, 2 * DELIVER_GZIP_MIN);
+}
 
-	if (!b->gz && d->blen + n + 1 > DELIVER_GZIP_MIN) {	/* +1: the closing ']' */
+/* Appends to the body; the switch to gzip happens here. */
+static int add_piece(struct deliver *d, struct deliver_body *b, const char *p, size_t n)
+{
+	if (!b->gz && b->len + n + 1 > DELIVER_GZIP_MIN) {	/* +1: the closing ']' */
 		char prefix[DELIVER_GZIP_MIN];
-		size_t pl = d->blen;
+		size_t pl = b->len;
 
-		memcpy(prefix, d->body, pl);
-		d->blen = 0;
+		memcpy(prefix, b->p, pl);
+		b->len = 0;
 		if (deflateReset(&d->z) != Z_OK)
 			return -1;
 		b->gz = true;
-		if (pl && z_feed(b, prefix, pl, Z_NO_FLUSH) < 0)
+		if (pl && z_feed(d, b, prefix, pl, Z_NO_FLUSH) < 0)
 			return -1;
 	}
 	if (b->gz)
-		return z_feed(b, p, n, flush);
-	memcpy(d->body + d->blen, p, n);
-	d->blen += n;
+		return z_feed(d, b, p, n, Z_NO_FLUSH);
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
 	return 0;
 }
+
+/* Closes the array: "]", and the end of the gzip stream. */
+static int body_finish(struct deliver *d, struct deliver_body *b)
+{
+	return b->gz ? z_feed(d, b, "]", 1, Z_FINISH) : add_piece(d, b, "]", 1);
+}
+
+struct build {
+	struct deliver *d;
+	size_t i;
+};
 
 static int on_record(void *ctx, const char *rec, size_t len)
 {
 	struct build *b = ctx;
 
-	if (add_piece(b, b->i == 0 ? "[" : ",", 1, Z_NO_FLUSH) < 0)
+	if (add_piece(b->d, &b->d->req, b->i == 0 ? "[" : ",", 1) < 0)
 		return -1;
 	b->i++;
-	return add_piece(b, rec, len, Z_NO_FLUSH);
+	return add_piece(b->d, &b->d->req, rec, len);
 }
 
-/* Builds the next batch from the spool head into d->body. Returns 1 when
- * gzip'ed, 0 when raw, -1 on error. */
+static bool pos_eq(struct spool_pos a, struct spool_pos b)
+{
+	return a.seq == b.seq && a.off == b.off;
+}
+
+static struct spool_pos spool_end(const struct spool *s)
+{
+	struct spool_pos end = { 0, 0 };
+
+	if (s->nsegs > 0) {
+		end.seq = s->segs[s->nsegs - 1].seq;
+		end.off = s->segs[s->nsegs - 1].size;
+	}
+	return end;
+}
+
+/* Builds the next batch into d->req: the streamed body when the spool holds
+ * just its record, else up to max_n records read from the spool head.
+ * Returns 1 when gzip'ed, 0 when raw, -1 on error. */
 static int build_body(struct deliver *d, struct spool *s, size_t max_n)
 {
 	size_t n, bytes;
-	struct build b = { .d = d, .gz = false, .i = 0 };
+	struct build b = { .d = d, .i = 0 };
 
-	d->blen = 0;
-	if (reserve(d, 2 * DELIVER_GZIP_MIN) < 0)
+	if (d->next_ready && pos_eq(s->head, d->next_start) && pos_eq(spool_end(s), d->next_end)) {
+		struct deliver_body t = d->req;
+
+		d->req = d->next;
+		d->next = t;
+		d->next_ready = false;
+		d->ends[0] = d->next_end;
+		d->n = 1;
+		d->streamed++;
+		return d->req.gz;
+	}
+	d->next_ready = false;	/* the spool holds more (or less): read it */
+	if (body_start(&d->req) < 0)
 		return -1;
 	int rc = spool_peek(s, max_n, DELIVER_MAX_BATCH_BYTES, on_record, &b, d->ends, &n, &bytes);
 	if (rc == 0 && n > 0)
-		rc = b.gz ? z_feed(&b, "]", 1, Z_FINISH) : add_piece(&b, "]", 1, Z_NO_FLUSH);
+		rc = body_finish(d, &d->req);
 	else
 		rc = -1;
-	if (rc == 0 && b.gz != (bytes + n + 1 > DELIVER_GZIP_MIN))
-		rc = -1;	/* cannot happen: the switch follows the raw size */
 	d->n = n;
-	return rc < 0 ? -1 : b.gz;
+	return rc < 0 ? -1 : d->req.gz;
+}
+
+bool deliver_stream_begin(struct deliver *d, const struct spool *s)
+{
+	d->next_ready = false;
+	d->streaming = false;
+	if (d->failing)
+		return false;	/* backing off: the sample will wait in the spool */
+	if (!spool_empty(s) && !(d->inflight && d->n > 0 && pos_eq(d->ends[d->n - 1], spool_end(s))))
+		return false;	/* a backlog: the next batch is read from the spool */
+	if (body_start(&d->next) < 0 || add_piece(d, &d->next, "[", 1) < 0)
+		return false;
+	d->streaming = true;
+	d->has_held = false;
+	return true;
+}
+
+void deliver_stream_add(struct deliver *d, const char *p, size_t n)
+{
+	if (!d->streaming || n == 0)
+		return;
+	if (d->has_held && add_piece(d, &d->next, &d->held, 1) < 0)
+		goto fail;
+	if (n > 1 && add_piece(d, &d->next, p, n - 1) < 0)
+		goto fail;
+	d->held = p[n - 1];
+	d->has_held = true;
+	return;
+fail:
+	d->streaming = false;	/* the batch will be read from the spool */
+}
+
+void deliver_stream_end(struct deliver *d, bool ok, struct spool_pos start, struct spool_pos end)
+{
+	if (!d->streaming)
+		return;
+	d->streaming = false;
+	/* the held byte is the record's '\n' */
+	if (!ok || !d->has_held || d->held != '\n' || body_finish(d, &d->next) < 0)
+		return;
+	d->next_start = start;
+	d->next_end = end;
+	d->next_ready = true;
 }
 
 static double now_mono(void)
@@ -335,11 +416,11 @@ static void finished(struct deliver *d, struct spool *s, CURLcode cc, double now
 	d->inflight = false;
 	s->pinned = false;
 	curl_multi_remove_handle(d->multi, d->easy);
-	if (d->bcap > DELIVER_KEEP_BODY) {
+	if (d->req.cap > DELIVER_KEEP_BODY) {
 		/* a catch-up batch: give its memory back rather than keep it dirty */
-		free(d->body);
-		d->body = NULL;
-		d->bcap = d->blen = 0;
+		free(d->req.p);
+		d->req.p = NULL;
+		d->req.cap = d->req.len = 0;
 	}
 	if (cc != CURLE_OK) {
 		backoff(d, now);
@@ -439,8 +520,8 @@ void deliver_step(struct deliver *d, struct spool *s, double now)
 	d->resp[0] = '\0';
 	d->retry_after = -1;
 	curl_easy_setopt(d->easy, CURLOPT_HTTPHEADER, gz ? d->hdr_gzip : d->hdr_plain);
-	curl_easy_setopt(d->easy, CURLOPT_POSTFIELDS, d->body);
-	curl_easy_setopt(d->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)d->blen);
+	curl_easy_setopt(d->easy, CURLOPT_POSTFIELDS, d->req.p);
+	curl_easy_setopt(d->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)d->req.len);
 	if (curl_multi_add_handle(d->multi, d->easy) != CURLM_OK) {
 		alog_error("could not start an HTTP request");
 		backoff(d, now);

@@ -3,7 +3,12 @@
  * One request at a time, driven by the agent's loop through a libcurl multi
  * handle so sampling never waits for the network. Records are taken from
  * the spool head in batches (a JSON array, gzip'ed when over 4 KiB) and the
- * head only moves once the server has answered for them:
+ * head only moves once the server has answered for them. In the steady
+ * state the batch is just the sample taken a moment ago: then its body is
+ * built while the sample is written to the spool (deliver_stream_*, fed
+ * from the writer's buffer as it is flushed), not read back from the
+ * spool. The same bytes either way: a re-post after a restart reads the
+ * very record from the spool, and the server stores it once. Answers:
  *   2xx          accepted: the head moves past the batch
  *   400          the batch is split in halves until the refused samples are
  *                alone; a refused single sample is dropped, counted, logged
@@ -28,6 +33,13 @@
 #define DELIVER_GZIP_MIN 4096
 #define DELIVER_KEEP_BODY (64u << 10)	/* bigger request buffers are freed after use */
 
+/* A request body: raw JSON, or gzip once it passed DELIVER_GZIP_MIN. */
+struct deliver_body {
+	char *p;			/* owned, reused */
+	size_t len, cap;
+	bool gz;
+};
+
 struct deliver {
 	const struct agent_opts *o;	/* borrowed */
 	CURLM *multi;
@@ -37,8 +49,17 @@ struct deliver {
 	bool inflight;
 	z_stream z;			/* owned deflate stream, reset per gzip'ed batch */
 	bool z_ready;
-	char *body;			/* owned request body buffer, reused */
-	size_t blen, bcap;
+	struct deliver_body req;	/* the body of the request in flight (or
+					 * being built from the spool) */
+	struct deliver_body next;	/* the sample being written, streamed in:
+					 * its one-sample batch */
+	bool streaming;			/* next is being fed (deliver_stream_add) */
+	char held;			/* the last byte fed, held back (the
+					 * record's '\n' is not part of the body) */
+	bool has_held;
+	bool next_ready;		/* next holds the batch of the record at
+					 * next_start..next_end in the spool */
+	struct spool_pos next_start, next_end;
 	char resp[512];			/* start of the answer body */
 	size_t rlen;
 	long retry_after;		/* seconds from Retry-After, -1 when none */
@@ -50,6 +71,8 @@ struct deliver {
 	double backoff;			/* current backoff step, 0 after success */
 	bool failing;			/* last attempt failed (to log recovery once) */
 	uint64_t sent, refused, requests;	/* totals */
+	uint64_t streamed;		/* requests whose body was built while the
+					 * sample was written */
 };
 
 /* Prepares the HTTP handles. Returns 0, or -1 (logged). */
@@ -62,6 +85,21 @@ void deliver_release(struct deliver *d);
  * (moving the spool head). Never blocks on the network. now is
  * CLOCK_MONOTONIC seconds. */
 void deliver_step(struct deliver *d, struct spool *s, double now);
+
+/* Starts building the body of the sample about to be written to the spool,
+ * when it will be the whole batch (nothing else waits in the spool but the
+ * request in flight, and delivery is not failing). Returns true when the
+ * caller should feed the sample's bytes to deliver_stream_add. */
+bool deliver_stream_begin(struct deliver *d, const struct spool *s);
+
+/* Feeds the next bytes of the record (its final '\n' included: the last
+ * byte fed is left out of the body). */
+void deliver_stream_add(struct deliver *d, const char *p, size_t n);
+
+/* The record is in the spool from start to end (just after its '\n'):
+ * its body is ready, and deliver_step posts it when the spool holds just
+ * that record. ok false: the record was not written (abandon the body). */
+void deliver_stream_end(struct deliver *d, bool ok, struct spool_pos start, struct spool_pos end);
 
 /* Waits up to timeout_ms for network activity of the request in flight (or
  * just sleeps when there is none). */

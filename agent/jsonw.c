@@ -20,6 +20,8 @@ int jw_flush(struct jw *w)
 
 	if (w->err || w->fd < 0)
 		return w->err;
+	if (w->tee && w->len)
+		w->tee(w->tee_ctx, w->buf, w->len);
 	while (off < w->len) {
 		ssize_t n = write(w->fd, w->buf + off, w->len - off);
 		if (n < 0) {

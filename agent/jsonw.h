@@ -7,6 +7,10 @@
  * stdout); with fd -1 the buffer is the whole output and filling it is an
  * error (used by tests and small in-memory documents).
  *
+ * A tee (optional) sees every flushed chunk before it is written: the agent
+ * builds a sample's request body from it while writing the sample to the
+ * spool, instead of reading the spool back.
+ *
  * Errors are sticky: the first failure is kept in w->err (a negative errno,
  * -ENOSPC when a memory-only writer is full) and later calls do nothing, so
  * a caller checks once at the end. Commas are managed by the writer.
@@ -26,6 +30,8 @@ struct jw {
 	int fd;			/* flush target, or -1 */
 	uint64_t total;		/* bytes produced so far (flushed + buffered) */
 	int err;		/* 0 or the first negative errno */
+	void (*tee)(void *ctx, const char *p, size_t n);	/* or NULL */
+	void *tee_ctx;
 	unsigned depth;
 	bool after_key;		/* a key was written: its value takes no comma */
 	bool first[JW_MAX_DEPTH];	/* no element yet at this depth */

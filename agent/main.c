@@ -58,11 +58,21 @@ static double align_after_first(double first, double iv)
 	return next - first < iv / 2 ? next + iv : next;
 }
 
-static int sample_to_fd(struct collector *col, int fd)
+static void tee_to_deliver(void *ctx, const char *p, size_t n)
+{
+	deliver_stream_add(ctx, p, n);
+}
+
+/* One sample to fd; with d, its bytes are also fed to d's streamed body. */
+static int sample_to_fd(struct collector *col, int fd, struct deliver *d)
 {
 	struct jw w;
 
 	jw_init(&w, outbuf, sizeof(outbuf), fd);
+	if (d) {
+		w.tee = tee_to_deliver;
+		w.tee_ctx = d;
+	}
 	if (collector_sample(col, &w) < 0)
 		return -1;
 	jw_raw(&w, "\n", 1);
@@ -75,26 +85,32 @@ static int sample_to_fd(struct collector *col, int fd)
 	return 0;
 }
 
-/* Takes one sample into the spool. Returns 0 or -1 (logged). When the
- * filesystem is full (ENOSPC) the oldest segments go, as with
- * --spool-max-bytes, so the newest samples are kept and the drop counted. */
-static int sample_to_spool(struct collector *col, struct spool *sp)
+/* Takes one sample into the spool, its request body built on the way when
+ * it will be the whole next batch (deliver_stream_begin). Returns 0 or -1
+ * (logged). When the filesystem is full (ENOSPC) the oldest segments go,
+ * as with --spool-max-bytes, so the newest samples are kept and the drop
+ * counted. */
+static int sample_to_spool(struct collector *col, struct spool *sp, struct deliver *dl)
 {
 	long dropped = 0;
 
 	for (;;) {
 		int fd = spool_append_begin(sp);
-		int rc = fd < 0 ? -2 : sample_to_fd(col, fd);
+		bool stream = fd >= 0 && deliver_stream_begin(dl, sp);
+		int rc = fd < 0 ? -2 : sample_to_fd(col, fd, stream ? dl : NULL);
 
 		if (fd < 0 && errno != ENOSPC)
 			alog_error("could not append to the spool in %s: %s", sp->dir, strerror(errno));
 		if (rc == 0) {
+			struct spool_pos start = { sp->segs[sp->nsegs - 1].seq, sp->rec_start };
 			long d = spool_append_commit(sp);
+			deliver_stream_end(dl, d >= 0, start, sp->unsynced_end);
 			if (d < 0)
 				return -1;
 			dropped += d;
 			break;
 		}
+		deliver_stream_end(dl, false, sp->unsynced_end, sp->unsynced_end);
 		int enospc = fd < 0 ? errno == ENOSPC : last_write_err == -ENOSPC;
 		if (fd >= 0)
 			spool_append_abort(sp);
@@ -137,15 +153,15 @@ static int run_stdout(struct collector *col, const struct agent_opts *o)
 	double next;
 
 	if (o->once)
-		return sample_to_fd(col, STDOUT_FILENO) == 0 ? 0 : 1;
+		return sample_to_fd(col, STDOUT_FILENO, NULL) == 0 ? 0 : 1;
 	next = clock_s(CLOCK_REALTIME);	/* the first sample right away */
-	if (sample_to_fd(col, STDOUT_FILENO) == -2)
+	if (sample_to_fd(col, STDOUT_FILENO, NULL) == -2)
 		return 1;
 	next = align_after_first(next, o->interval_s);
 	while (!stop_signal) {
 		double now = clock_s(CLOCK_REALTIME);
 		if (now >= next) {
-			if (sample_to_fd(col, STDOUT_FILENO) == -2)
+			if (sample_to_fd(col, STDOUT_FILENO, NULL) == -2)
 				return 1;
 			next = align_next(clock_s(CLOCK_REALTIME), o->interval_s);
 			continue;
@@ -231,7 +247,7 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 	while (!stop_signal) {
 		double now = clock_s(CLOCK_REALTIME);
 		if (now >= next && (!o->once || taken == 0)) {
-			if (sample_to_spool(col, &sp) == 0) {
+			if (sample_to_spool(col, &sp, &d) == 0) {
 				taken++;
 				if (pd.n == PENDING_MAX)
 					spool_sync(&sp);	/* cannot happen (see PENDING_MAX) */
@@ -288,10 +304,12 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 	deliver_finish(&d, &sp, o->timeout_s < 2 ? o->timeout_s : 2);
 	spool_sync(&sp);	/* what is left, before the totals say it is kept */
 	alog_info("totals: %llu samples taken, %llu skipped, %llu delivered, %llu refused by the server, "
-		  "%llu dropped (spool full), %llu bytes left in the spool, %llu spool syncs",
+		  "%llu dropped (spool full), %llu bytes left in the spool, %llu spool syncs, "
+		  "%llu requests (%llu built while the sample was written)",
 		  taken, skipped, (unsigned long long)d.sent, (unsigned long long)d.refused,
 		  (unsigned long long)sp.dropped, (unsigned long long)spool_pending_bytes(&sp),
-		  (unsigned long long)sp.syncs);
+		  (unsigned long long)sp.syncs, (unsigned long long)d.requests,
+		  (unsigned long long)d.streamed);
 	deliver_release(&d);
 	spool_close(&sp);
 	return rc;

@@ -7,7 +7,10 @@
 # full spool (the newest samples are kept, the drop is logged). Syncing: a
 # sample delivered in its cycle is never fdatasync'ed, an undelivered one
 # is, and kill -9 while samples are in flight (written, not synced) loses
-# none of them.
+# none of them. Streamed bodies: in the steady state a sample's request
+# body is built while it is written to the spool (not read back); one
+# posted that way whose answer the agent never saw (kill -9) is re-posted
+# from the spool after a restart and stored once.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export AGENT=${AGENT:-$PWD/bin/vmscope-agent}
@@ -270,6 +273,9 @@ try:
     # delivered within its cycle: no fdatasync (before: one per sample)
     check(t["taken"] >= 5 and syncs <= t["taken"] // 2,
           f"delivered samples are not synced ({syncs} syncs for {t['taken']} samples)")
+    nreq, nstream = map(int, re.search(r"(\d+) requests \((\d+) built while", open(f"{TMPD}/f.log").read()).groups())
+    check(nreq >= 5 and nstream >= nreq - 2,
+          f"steady state: request bodies built while the sample was written ({nstream} of {nreq})")
     # requests answered within the grace but after the next sample was
     # taken (they overlap it): still no sample waits 1 s, so none is synced
     # but what is left in flight at the stop (before: the next sample kept
@@ -312,6 +318,34 @@ try:
           len(got) + len(left) >= len(pending) + t["taken"] - 1 and st["dups"] - dups0 <= 2 * 50,
           f"exactly once: {len(got)} stored + {len(left)} still spooled, {len(pending)} from before "
           f"+ {t['taken']} new, {st['dups'] - dups0} re-posted duplicates")
+
+    # --- H: a sample posted from its streamed body, answered by the
+    # receiver but not seen by the agent (kill -9 during the answer's
+    # delay), is re-posted from the spool after the restart: stored once
+    control(delay=1.5)
+    dups0 = stats()["dups"]
+    before = len(stats()["accepted"])
+    h = start_agent("h", f"{TMPD}/spool-h")
+    check(wait_until(lambda: len(stats()["accepted"]) > before, 20), "first streamed sample reached the receiver")
+    stop_agent(h, signal.SIGKILL)
+    first = stats()["accepted"][before]
+    pending = spooled_ts(f"{TMPD}/spool-h")
+    check(first in pending, "the sample posted from memory is still spooled (its answer never seen)")
+    control()
+    h2 = start_agent("h", f"{TMPD}/spool-h")
+    wait_until(lambda: stats()["dups"] > dups0, 10)
+    time.sleep(1.0)
+    stop_agent(h2)
+    t, log = totals("h")
+    st = stats()
+    got = st["accepted"][before:]
+    check(st["dups"] - dups0 >= 1 and got.count(first) == 1,
+          f"re-posted from the spool after restart, stored once ({st['dups'] - dups0} duplicates)")
+    check(set(pending) <= set(got) and len(set(got)) == len(got),
+          "every spooled sample arrived exactly once")
+    nreq, nstream = map(int, re.search(r"(\d+) requests \((\d+) built while",
+                                  [l for l in log.splitlines() if "totals:" in l][-1]).groups())
+    check(nstream >= 1 and nreq > nstream, f"after the restart: the backlog read from the spool, then streamed ({nstream} of {nreq})")
 finally:
     for p in procs:
         if p.poll() is None:
