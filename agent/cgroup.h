@@ -80,7 +80,9 @@ typedef void (*cg_visit_fn)(void *ctx, const struct cg_hier *h, int dirfd,
  * the one listed (a cgroup removed and created again under the same name
  * is another directory). In a recorded tree (not kernfs) its kept files
  * are trusted only while the directory's modification and change times
- * are those seen when they were opened (see node_validate in cgroup.c). */
+ * are those seen when they were opened, or, once those were confirmed
+ * with an inotify watch in place, while the watch reports no change of the
+ * directory's entries (see node_validate in cgroup.c). */
 struct cg_node {
 	char *rel;		/* owned relative path ("" for the root) */
 	uint64_t ino;
@@ -92,6 +94,8 @@ struct cg_node {
 				 * tell a later change (see node_validate) */
 	struct timespec mtim, ctim;
 	uint64_t dev, dino;	/* recorded tree's hierarchy root: what dirfd is */
+	int wd;			/* recorded tree: inotify watch of the directory, or -1 */
+	bool changed;		/* the watch reported a change since the last visit */
 };
 
 struct cg_walk {
@@ -113,6 +117,11 @@ struct cg_walk {
 	uint32_t *index;	/* owned open-addressing table of node numbers + 1 */
 	size_t indexcap;	/* a power of two, at least twice nnodes */
 	uint32_t gen;
+	/* recorded trees: one inotify descriptor watching the kept nodes'
+	 * directories (created at the first need; ino_fd -1 when it could
+	 * not be: then every visit checks the directory times) */
+	bool ino_tried;
+	int ino_fd;
 };
 
 /* Closes every kept descriptor and frees the walk's memory. */

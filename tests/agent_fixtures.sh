@@ -62,7 +62,8 @@ check "labels and interval" bash -c "'$AGENT' --root '$FX/k4.14' --once --stdout
 	python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"labels\"]=={\"role\":\"db\",\"rack\":\"r 7\"} and d[\"interval_s\"]==2.5, d'"
 
 # 7. a long-running agent keeps a recorded tree's files open (one pread per
-# file and sample, one fstat per directory) and still sees every change:
+# file and sample; directories watched with inotify once their times are
+# trusted, else one fstat each) and still sees every change:
 # a file rewritten in place, replaced by rename, removed, created where it
 # was absent, a cgroup directory removed and created again
 live="$tmp/live" cg="$tmp/live/sys/fs/cgroup"
@@ -74,6 +75,10 @@ nfd() { ls "/proc/$lpid/fd" 2>/dev/null | wc -l; }
 # directory stamps are trusted once 3 s old (agent/cgroup.c), then files stay open
 for _ in $(seq 150); do [ "$(nfd)" -ge 40 ] && break; sleep 0.2; done
 check "recorded tree: files kept open between samples" test "$(nfd)" -ge 40
+# files are kept from the first sample, but until the directories' times
+# are 3 s old every visit checks them: wait until the stamps are trusted
+# (and watched), so the changes below must be caught by the watches
+sleep 4.5
 printf '%s\n' 4242 >"$cg/system.slice/memory.current"			# in place
 printf '%s\n' 123456789 >"$tmp/new.current"
 mv "$tmp/new.current" "$cg/system.slice/postgresql.service/memory.current"	# renamed over
