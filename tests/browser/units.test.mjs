@@ -155,30 +155,51 @@ eq("merge overlapping", mergeIntervals([{ t0: 10, t1: 20, severity: "critical" }
   eq("fixed window from the hash", windowOf(new URLSearchParams("from=10&to=20")), { since: 10, until: 20, fixed: true, rangeKey: null });
 }
 
-// index.html preloads every module the page imports (and uPlot), so the
-// browser fetches them in parallel instead of one import level at a time
+// index.html preloads, for the view the page opens with, every module that
+// view imports (and uPlot on a host view), so the browser fetches them in
+// parallel instead of one import level at a time, and nothing else
 {
   const { readFileSync, readdirSync } = await import("node:fs");
   const root = new URL("../../web/", import.meta.url);
   const html = readFileSync(new URL("index.html", root), "utf8");
-  const pre = new Set([...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]));
-  // every module reachable from js/app.js through static and dynamic imports
-  const reach = new Set();
-  const walk = (rel) => {
-    if (reach.has(rel)) return;
-    reach.add(rel);
-    const src = readFileSync(new URL(rel, root), "utf8");
-    for (const m of src.matchAll(/^import[^"'(]*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm)) {
-      const spec = m[1] || m[2];
-      const abs = new URL(spec, new URL(rel, root)).href.slice(root.href.length);
-      walk(abs);
-    }
+  const m = html.match(/var PRELOAD = (\{[\s\S]*?\});/);
+  eq("index.html has the per-view preload lists", !!m, true);
+  const pre = m ? JSON.parse(m[1]) : {};
+  // every module reachable from one entry through static and dynamic imports
+  const reachable = (entry) => {
+    const reach = new Set();
+    const walk = (rel) => {
+      if (reach.has(rel)) return;
+      reach.add(rel);
+      const src = readFileSync(new URL(rel, root), "utf8");
+      for (const x of src.matchAll(/^import[^"'(]*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm)) {
+        const spec = x[1] || x[2];
+        walk(new URL(spec, new URL(rel, root)).href.slice(root.href.length));
+      }
+    };
+    walk(entry);
+    return reach;
   };
-  walk("js/app.js");
-  eq("the walk reaches the views and uPlot", ["js/host.js", "js/charts.js", "js/compare.js", "vendor/uPlot.min.esm.js"].every((m) => reach.has(m)), true);
-  eq("every imported module is preloaded", [...reach].filter((r) => !pre.has(r)).sort(), []);
-  eq("uPlot is preloaded", pre.has("vendor/uPlot.min.esm.js"), true);
-  eq("every preload exists", [...pre].filter((r) => !r.startsWith("vendor/") && !readdirSync(new URL("js/", root)).includes(r.slice(3))), []);
+  // app.js imports the views only dynamically: what a page evaluates before
+  // any view is app.js's static graph, plus the opened view's graph
+  const staticOf = (entry) => {
+    const src = readFileSync(new URL(entry, root), "utf8");
+    const out = new Set([entry]);
+    for (const x of src.matchAll(/^import[^"'(]*["']([^"']+)["']/gm)) for (const r of reachable(new URL(x[1], new URL(entry, root)).href.slice(root.href.length))) out.add(r);
+    return out;
+  };
+  const app = readFileSync(new URL("js/app.js", root), "utf8");
+  const views = [...app.matchAll(/^\s+(\w+): \(\) => import\("\.\/(\w+)\.js"\)/gm)].map((x) => [x[1], "js/" + x[2] + ".js"]);
+  eq("app.js imports the four views dynamically", views.map((v) => v[0]), ["fleet", "host", "alerts", "compare"]);
+  eq("a list per view", Object.keys(pre).sort(), views.map((v) => v[0]).sort());
+  for (const [name, entry] of views) {
+    const need = new Set([...staticOf("js/app.js"), ...reachable(entry)]);
+    eq(name + ": every module it imports is preloaded", [...need].filter((r) => !(pre[name] || []).includes(r)).sort(), []);
+    eq(name + ": nothing else is preloaded", (pre[name] || []).filter((r) => !need.has(r)).sort(), []);
+  }
+  eq("the host view preloads uPlot", (pre.host || []).includes("vendor/uPlot.min.esm.js"), true);
+  eq("the fleet view does not", (pre.fleet || []).includes("vendor/uPlot.min.esm.js"), false);
+  eq("every preload exists", Object.values(pre).flat().filter((r) => !r.startsWith("vendor/") && !readdirSync(new URL("js/", root)).includes(r.slice(3))), []);
   eq("the page starts the fleet request early", html.includes('urls.push("api/v1/fleet?window=3600&points=60&layout=columns")'), true);
 }
 

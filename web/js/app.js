@@ -5,14 +5,14 @@
 //   #/host/NAME?range=1h | ?from=TS&to=TS, &cgroup=PATH
 //   #/alerts?kind=&host=&cgroup=&state=
 //   #/compare?group_by=kernel|label:KEY&a=&b=&range=&label=KEY:VALUE
-// The fleet view (the default) is imported up front; the others when first
-// opened, so that opening the fleet does not evaluate uPlot and the chart
-// code (index.html still preloads them: no extra round trip later).
-import * as fleet from "./fleet.js";
+// Every view is imported when first opened, so that a page evaluates only
+// the view it shows: the fleet does not evaluate uPlot and the charts, a
+// host view not the fleet table (index.html preloads the opened view's
+// modules, so its import costs no round trip).
 import { parseHash } from "./nav.js";
 
 const VIEWS = {
-  fleet: () => Promise.resolve(fleet),
+  fleet: () => import("./fleet.js"),
   host: () => import("./host.js"),
   alerts: () => import("./alerts.js"),
   compare: () => import("./compare.js"),
