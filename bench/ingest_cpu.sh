@@ -16,6 +16,10 @@
 #                                  connections): the same work whatever the machine's load,
 #                                  for A/B runs (closed-loop throughput, and with it the
 #                                  group-commit batch sizes, move with the other processes)
+#   BENCH_CONC=N                   connections of the open-loop run (64)
+#   per second of the measured run: answers, p50, p99, max in bench/out/ingest_cpu.timeline.txt
+#                                  (its start in ingest_cpu.timeline.start); autovacuum and
+#                                  checkpoints are logged with times in the cluster's postgres.log
 #   PERF=1 bench/ingest_cpu.sh     also `perf record -g` the server over the measured
 #                                  run (bench/out/ingest_cpu.perf.data), and the load
 #                                  generator (bench/out/ingest_cpu.loadgen.perf.data)
@@ -43,6 +47,10 @@ if [ "${BENCH_PGSS:-0}" = 1 ]; then
 	scripts/pg.sh stop "$OUT/pg-cpu"
 	BASE=$(scripts/pg.sh start "$OUT/pg-cpu" "$PG_PORT")
 fi
+# what PostgreSQL did in the background, with times, for the per-second
+# latency timeline (bench/out/ingest_cpu.timeline.txt; PostgreSQL's log: pg-cpu/postgres.log)
+psql "$BASE" -qtAc "ALTER SYSTEM SET log_autovacuum_min_duration = 0" -c "ALTER SYSTEM SET log_checkpoints = on" \
+	-c "SELECT pg_reload_conf()" >/dev/null
 . bench/_cpu.sh
 # pgprocs: "PID TICKS TITLE" of the postmaster's processes (backends, WAL
 # writer, autovacuum, ...), for where PostgreSQL's CPU went
@@ -82,7 +90,7 @@ LG_WRAP=
 lg "${BENCH_WARM_S:-20}" --concurrency 16 >"$OUT/ingest_cpu.warmup.json"
 l0=$(uptime | sed 's/.*load average: //')
 if [ "${PERF:-0}" = 1 ]; then
-	perf record -g -o "$OUT/ingest_cpu.perf.data" -p "$server_pid" >/dev/null 2>&1 &
+	perf record ${PERF_OPTS:--g} -o "$OUT/ingest_cpu.perf.data" -p "$server_pid" >/dev/null 2>&1 &
 	perf_pid=$!
 	LG_WRAP="perf record -g -o $OUT/ingest_cpu.loadgen.perf.data --"
 fi
@@ -92,13 +100,19 @@ if [ "${BENCH_PGSS:-0}" = 1 ]; then
 	pgstats "$OUT/ingest_cpu.pgstats0.json"
 	pgprocs >"$OUT/ingest_cpu.procs0.txt"
 fi
+xacts() { psql "$BASE" -qtAc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"; }
+x0=$(xacts)
 s0=$(cpu_of "$server_pid"); p0=$(cpu_of $(pg_pids))
+date -u +%s.%N >"$OUT/ingest_cpu.timeline.start"
 if [ -n "${BENCH_RATE:-}" ]; then
-	lg "${BENCH_INGEST_S:-30}" --concurrency 64 --rate "$BENCH_RATE" >"$OUT/ingest_cpu.json"
+	lg "${BENCH_INGEST_S:-30}" --concurrency "${BENCH_CONC:-64}" --rate "$BENCH_RATE" \
+		--timeline "$OUT/ingest_cpu.timeline.txt" >"$OUT/ingest_cpu.json"
 else
-	lg "${BENCH_INGEST_S:-30}" --concurrency 16 >"$OUT/ingest_cpu.json"
+	lg "${BENCH_INGEST_S:-30}" --concurrency 16 --timeline "$OUT/ingest_cpu.timeline.txt" >"$OUT/ingest_cpu.json"
 fi
 s1=$(cpu_of "$server_pid"); p1=$(cpu_of $(pg_pids))
+sleep 1.1	# PostgreSQL 15 flushes backends' counters at most once a second
+x1=$(xacts)
 if [ "${BENCH_PGSS:-0}" = 1 ]; then
 	pgprocs >"$OUT/ingest_cpu.procs1.txt"
 	sleep 1.1
@@ -147,11 +161,12 @@ PY
 fi
 l1=$(uptime | sed 's/.*load average: //')
 if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; perf_pid=; fi
-python3 - "$OUT/ingest_cpu.json" "$s0" "$s1" "$p0" "$p1" "$TCK" "$l0" "$l1" <<'PY'
+python3 - "$OUT/ingest_cpu.json" "$s0" "$s1" "$p0" "$p1" "$TCK" "$l0" "$l1" "$x0" "$x1" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); s0, s1, p0, p1, tck = map(float, sys.argv[2:7])
 n = r["samples_ok"]
 print(json.dumps({**r, "load_avg_before_after": sys.argv[7:9],
+  "samples_per_commit": round(n / max(1, int(sys.argv[10]) - int(sys.argv[9])), 2),
   "server_cpu_s_per_1000": round((s1 - s0) / tck / n * 1000, 3),
   "postgres_cpu_s_per_1000": round((p1 - p0) / tck / n * 1000, 3),
   "loadgen_cpu_s_per_1000": round(r["cpu_s"] / n * 1000, 3) if "cpu_s" in r else None}))

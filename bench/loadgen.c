@@ -37,6 +37,7 @@ struct opts {
 	int hosts, cgroups, concurrency, batch;
 	double duration, rate;
 	int json;
+	const char *timeline;	/* per-second latency file, or NULL */
 };
 
 struct slot {
@@ -78,22 +79,55 @@ static int cmp_d(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Writes one line per second of the run: second, answers completed in it,
+ * their p50, p99 and max latency in ms. For finding what makes the tail
+ * (a background job, a checkpoint, autovacuum) by when it happens. */
+static int write_timeline(const char *path, const double *lat, const double *done_at, size_t n, double elapsed)
+{
+	FILE *f = fopen(path, "w");
+	size_t nsec = (size_t)elapsed + 1;
+	double *buf = malloc((n ? n : 1) * sizeof(*buf));
+
+	if (!f || !buf) {
+		if (f)
+			fclose(f);
+		free(buf);
+		return -1;
+	}
+	fprintf(f, "# second answers p50_ms p99_ms max_ms\n");
+	for (size_t sec = 0; sec < nsec; sec++) {
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (done_at[i] >= (double)sec && done_at[i] < (double)sec + 1)
+				buf[k++] = lat[i];
+		qsort(buf, k, sizeof(*buf), cmp_d);
+		if (k)
+			fprintf(f, "%zu %zu %.1f %.1f %.1f\n", sec, k, buf[k / 2] * 1000, buf[(size_t)(k * 0.99)] * 1000,
+				buf[k - 1] * 1000);
+		else
+			fprintf(f, "%zu 0 - - -\n", sec);
+	}
+	free(buf);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: vmscope-loadgen --server URL [--token T] [--hosts N] [--cgroups N]\n"
-		"       [--duration S] [--concurrency N] [--batch N] [--rate SAMPLES_PER_S] [--json]\n");
+		"       [--duration S] [--concurrency N] [--batch N] [--rate SAMPLES_PER_S] [--json]\n"
+		"       [--timeline FILE]   per second of the run: answers, p50, p99, max (ms)\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = { NULL, NULL, 2000, 20, 16, 1, 30, 0, 0 };
+	struct opts o = { NULL, NULL, 2000, 20, 16, 1, 30, 0, 0, NULL };
 	static const struct option lo[] = {
 		{ "server", required_argument, 0, 's' }, { "token", required_argument, 0, 't' },
 		{ "hosts", required_argument, 0, 'H' }, { "cgroups", required_argument, 0, 'c' },
 		{ "duration", required_argument, 0, 'd' }, { "concurrency", required_argument, 0, 'C' },
 		{ "batch", required_argument, 0, 'b' }, { "rate", required_argument, 0, 'r' },
-		{ "json", no_argument, 0, 'j' }, { 0, 0, 0, 0 },
+		{ "json", no_argument, 0, 'j' }, { "timeline", required_argument, 0, 'T' }, { 0, 0, 0, 0 },
 	};
 	int ch;
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -107,6 +141,7 @@ int main(int argc, char **argv)
 		case 'b': o.batch = atoi(optarg); break;
 		case 'r': o.rate = atof(optarg); break;
 		case 'j': o.json = 1; break;
+		case 'T': o.timeline = optarg; break;
 		default: usage();
 		}
 	}
@@ -144,6 +179,7 @@ int main(int argc, char **argv)
 	struct slot *slots = calloc((size_t)o.concurrency, sizeof(*slots));
 	size_t lat_cap = 1 << 20, nlat = 0;
 	double *lat = malloc(lat_cap * sizeof(*lat));
+	double *done_at = malloc(lat_cap * sizeof(*done_at));	/* seconds into the run */
 	long long ok_samples = 0, bad = 0, sent = 0;
 	int next_host = 0;
 	for (int i = 0; i < o.concurrency; i++) {
@@ -216,8 +252,11 @@ int main(int argc, char **argv)
 			curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &code);
 			if (m->data.result == CURLE_OK && code == 202) {
 				ok_samples += sl->nsamples;
-				if (nlat < lat_cap)
-					lat[nlat++] = now_s() - sl->t0;
+				if (nlat < lat_cap) {
+					double tdone = now_s();
+					done_at[nlat] = tdone - start;
+					lat[nlat++] = tdone - sl->t0;
+				}
 			} else {
 				if (bad < 5)
 					fprintf(stderr, "loadgen: answer %ld (%s)\n", code,
@@ -239,6 +278,8 @@ int main(int argc, char **argv)
 		curl_multi_poll(multi, NULL, 0, tmo, NULL);
 	}
 	double elapsed = now_s() - start;
+	if (o.timeline && write_timeline(o.timeline, lat, done_at, nlat, elapsed) < 0)
+		fprintf(stderr, "loadgen: could not write %s\n", o.timeline);
 	qsort(lat, nlat, sizeof(*lat), cmp_d);
 	double p50 = nlat ? lat[nlat / 2] * 1000 : NAN, p99 = nlat ? lat[(size_t)(nlat * 0.99)] * 1000 : NAN;
 	double rate = ok_samples / elapsed;
@@ -270,6 +311,7 @@ int main(int argc, char **argv)
 	free(last_ts);
 	free(slots);
 	free(lat);
+	free(done_at);
 	curl_multi_cleanup(multi);
 	curl_global_cleanup();
 	(void)sent;

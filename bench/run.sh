@@ -8,7 +8,11 @@
 #     warm-up of BENCH_WARM_S (30) s so that hosts exist (steady state), for
 #     BENCH_INGEST_S (60) seconds: samples/s, p50/p99, CPU seconds of the server
 #     and of PostgreSQL per 1,000 samples, bytes on disk per sample, load average;
-#  2. ingest, open loop at 1,000 samples/s: p50/p99 latency;
+#  2. ingest, open loop (BENCH_OPEN_S, 30 s, each): at 1,000 samples/s offered from 64
+#     connections (p50/p99 latency), and at 2,000 samples/s offered from BENCH_CONC_2000 (192)
+#     connections (the rate held: "sustained"); both with CPU per 1,000 samples and samples
+#     per committed transaction. Every measured run writes bench/out/NAME.timeline.txt
+#     (per second: answers, p50, p99, max latency);
 #  3. host-level only (no cgroups) for BENCH_SIZE_S (20) s: bytes per host-level sample;
 #  4. bulk-loads BENCH_QHOSTS (1000) hosts x BENCH_QHOURS (24) h plus 10 hosts x 7 days
 #     of 10 s data through the storage layer, then measures p50/p99 of the alerts list,
@@ -89,36 +93,55 @@ start_server "$DB"
 # detector rows) before the measured run, which then sees steady state
 "$BIN/vmscope-loadgen" --server "http://127.0.0.1:$SPORT" --token benchtoken --hosts "$HOSTS" \
 	--cgroups 20 --duration "${BENCH_WARM_S:-30}" --concurrency 16 --json >"$OUT/warmup.json"
-uptime >"$OUT/uptime-ingest.txt"
+xacts() { psql "$DB" -qtAc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"; }
 [ "${BENCH_PGSS:-0}" = 1 ] && psql "$DB" -qtAc "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()" >/dev/null
+# measured NAME PHASE LOADGEN-ARGS...: one measured load generator run (20 cgroups, BENCH_HOSTS
+# hosts) with the CPU seconds of the server and of PostgreSQL per 1,000 samples, samples per
+# committed transaction (pg_stat_database), the load average before and after, and a
+# per-second latency timeline in bench/out/NAME.timeline.txt (answers, p50, p99, max)
+measured() {
+	local name=$1 ph=$2 l0 l1 s0 s1 p0 p1 x0 x1
+	shift 2
+	l0=$(uptime | sed 's/.*load average: //'); x0=$(xacts)
+	s0=$(cpu_of "$server_pid"); p0=$(cpu_of $(pg_pids))
+	"$BIN/vmscope-loadgen" --server "http://127.0.0.1:$SPORT" --token benchtoken --hosts "$HOSTS" \
+		--cgroups 20 --json --timeline "$OUT/$name.timeline.txt" "$@" >"$OUT/$name.json"
+	s1=$(cpu_of "$server_pid"); p1=$(cpu_of $(pg_pids))
+	sleep 1.1	# PostgreSQL 15 flushes a backend's counters at most once a second
+	x1=$(xacts); l1=$(uptime | sed 's/.*load average: //')
+	python3 - "$OUT/$name.json" "$ph" "$s0" "$s1" "$p0" "$p1" "$TCK" "$x0" "$x1" "$l0" "$l1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); s0, s1, p0, p1, tck, x0, x1 = map(float, sys.argv[3:10])
+n = max(1, r["samples_ok"])
+print(json.dumps({"phase": sys.argv[2], **r, "load_avg_before_after": sys.argv[10:12],
+  "server_cpu_s_per_1000": round((s1 - s0) / tck / n * 1000, 3),
+  "postgres_cpu_s_per_1000": round((p1 - p0) / tck / n * 1000, 3),
+  "loadgen_cpu_s_per_1000": round(r["cpu_s"] / n * 1000, 3),
+  "samples_per_commit": round(n / max(1, x1 - x0), 2)}))
+PY
+}
 b0=$(db_bytes "$DB")
-s0=$(cpu_of "$server_pid"); p0=$(cpu_of $(pg_pids))
-"$BIN/vmscope-loadgen" --server "http://127.0.0.1:$SPORT" --token benchtoken --hosts "$HOSTS" \
-	--cgroups 20 --duration "$INGEST_S" --concurrency 16 --json >"$OUT/ingest.json"
-s1=$(cpu_of "$server_pid"); p1=$(cpu_of $(pg_pids))
-uptime >>"$OUT/uptime-ingest.txt"
+measured ingest ingest_closed_loop_20cg --duration "$INGEST_S" --concurrency 16 >"$OUT/ingest.row.json"
 [ "${BENCH_PGSS:-0}" = 1 ] && psql "$DB" -qAc "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms, \
 	round(mean_exec_time::numeric, 3) AS mean_ms, round(mean_plan_time::numeric, 3) AS plan_ms, \
 	left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query FROM pg_stat_statements \
 	ORDER BY total_exec_time DESC LIMIT 20" >"$OUT/pgss-ingest.txt"
 psqlc "CHECKPOINT" >/dev/null
 b1=$(db_bytes "$DB")
-python3 - "$OUT/ingest.json" "$s0" "$s1" "$p0" "$p1" "$b0" "$b1" "$TCK" >>"$RESULTS" <<'PY'
+python3 - "$OUT/ingest.row.json" "$OUT/warmup.json" "$b0" "$b1" >>"$RESULTS" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1])); s0, s1, p0, p1, b0, b1, tck = map(float, sys.argv[2:])
-n = r["samples_ok"]
-w = json.load(open(sys.argv[1].replace("ingest.json", "warmup.json")))
-load = [l.split("load average:")[1].strip() for l in open(sys.argv[1].replace("ingest.json", "uptime-ingest.txt"))]
-print(json.dumps({"phase": "ingest_closed_loop_20cg", **r, "warmup_samples": w["samples_ok"],
-  "load_avg_before_after": load,
-  "server_cpu_s_per_1000": round((s1 - s0) / tck / n * 1000, 3),
-  "postgres_cpu_s_per_1000": round((p1 - p0) / tck / n * 1000, 3),
-  "bytes_per_sample_20cg": round((b1 - b0) / n)}))
+r = json.load(open(sys.argv[1])); w = json.load(open(sys.argv[2]))
+print(json.dumps({**r, "warmup_samples": w["samples_ok"],
+  "bytes_per_sample_20cg": round((int(sys.argv[4]) - int(sys.argv[3])) / r["samples_ok"])}))
 PY
-# --- 2. latency at 1,000 samples/s -------------------------------------------------------
-phase 2 && "$BIN/vmscope-loadgen" --server "http://127.0.0.1:$SPORT" --token benchtoken --hosts "$HOSTS" \
-	--cgroups 20 --duration 30 --concurrency 64 --rate 1000 --json |
-	python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"ingest_at_1000_per_s",**r}))' >>"$RESULTS"
+# --- 2. open loop: latency at 1,000 samples/s, and 2,000 samples/s offered from many
+# connections (a fleet of 20,000 agents at 10 s posts from many connections at once:
+# "sustained" is the rate held at 2,000/s offered, with its latency and CPU; issue 6)
+if phase 2; then
+	measured ingest_1000 ingest_at_1000_per_s --duration "${BENCH_OPEN_S:-30}" --concurrency 64 --rate 1000 >>"$RESULTS"
+	measured ingest_2000 ingest_at_2000_per_s --duration "${BENCH_OPEN_S:-30}" \
+		--concurrency "${BENCH_CONC_2000:-192}" --rate 2000 >>"$RESULTS"
+fi
 stop_server
 fi
 
