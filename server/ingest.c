@@ -332,6 +332,12 @@ enum MHD_Result ingest_finish(struct request *rq)
 	int prc = ingest_parse(buf, len, now, store_oldest_accepted_ms(st, now),
 			       app->cfg->retention_days, &b, &e);
 	body_release(&inflated);
+	if (prc == 0)
+		/* the samples own their memory: the body and its reservation
+		 * (33 bytes of budget per byte, for the parse) go back now, not
+		 * after the commit this request may queue for (store_gc.c), so
+		 * requests waiting on the database do not make others 503 */
+		body_release(&rq->body);
 	if (prc < 0) {
 		metrics_ingest_refused();
 		trim_after(len);
