@@ -101,7 +101,9 @@ if [ "${BENCH_PGSS:-0}" = 1 ]; then
 	pgprocs >"$OUT/ingest_cpu.procs0.txt"
 fi
 xacts() { psql "$BASE" -qtAc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"; }
-x0=$(xacts)
+# context switches of the server's threads (waking and sleeping cost CPU in this VM)
+ctxsw() { cat /proc/"$server_pid"/task/*/status 2>/dev/null | awk '/_ctxt_switches/ {n += $2} END {print n + 0}'; }
+x0=$(xacts); c0=$(ctxsw)
 s0=$(cpu_of "$server_pid"); p0=$(cpu_of $(pg_pids))
 date -u +%s.%N >"$OUT/ingest_cpu.timeline.start"
 if [ -n "${BENCH_RATE:-}" ]; then
@@ -110,7 +112,7 @@ if [ -n "${BENCH_RATE:-}" ]; then
 else
 	lg "${BENCH_INGEST_S:-30}" --concurrency 16 --timeline "$OUT/ingest_cpu.timeline.txt" >"$OUT/ingest_cpu.json"
 fi
-s1=$(cpu_of "$server_pid"); p1=$(cpu_of $(pg_pids))
+s1=$(cpu_of "$server_pid"); p1=$(cpu_of $(pg_pids)); c1=$(ctxsw)
 sleep 1.1	# PostgreSQL 15 flushes backends' counters at most once a second
 x1=$(xacts)
 if [ "${BENCH_PGSS:-0}" = 1 ]; then
@@ -161,12 +163,13 @@ PY
 fi
 l1=$(uptime | sed 's/.*load average: //')
 if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; perf_pid=; fi
-python3 - "$OUT/ingest_cpu.json" "$s0" "$s1" "$p0" "$p1" "$TCK" "$l0" "$l1" "$x0" "$x1" <<'PY'
+python3 - "$OUT/ingest_cpu.json" "$s0" "$s1" "$p0" "$p1" "$TCK" "$l0" "$l1" "$x0" "$x1" "$c0" "$c1" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); s0, s1, p0, p1, tck = map(float, sys.argv[2:7])
 n = r["samples_ok"]
 print(json.dumps({**r, "load_avg_before_after": sys.argv[7:9],
   "samples_per_commit": round(n / max(1, int(sys.argv[10]) - int(sys.argv[9])), 2),
+  "server_ctx_switches_per_sample": round((int(sys.argv[12]) - int(sys.argv[11])) / n, 1),
   "server_cpu_s_per_1000": round((s1 - s0) / tck / n * 1000, 3),
   "postgres_cpu_s_per_1000": round((p1 - p0) / tck / n * 1000, 3),
   "loadgen_cpu_s_per_1000": round(r["cpu_s"] / n * 1000, 3) if "cpu_s" in r else None}))
