@@ -214,7 +214,7 @@ json.dump(rows, open(sys.argv[1].replace(".jsonl", ".json"), "w"), indent=1)
 for r in rows:
     p = r.pop("phase")
     if p == "browser":
-        for v in [v for v in ("fleet", "host7d", "host7d_interactive") if v in r]:
+        for v in [v for v in ("fleet", "fleet_interactive", "host7d", "host7d_interactive") if v in r]:
             print(f"{'browser ' + v:22} p50 {r[v]['p50_ms']:7d} ms  p99 {r[v]['p99_ms']:7d} ms  runs {r[v]['runs_ms']}  slowest API {r[v]['slowest_api_ms']}  (load {r['loadavg_before']}, server settled after {r.get('server_settle_s', '-')} s)")
         continue
     if p == "query":
