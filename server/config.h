@@ -30,7 +30,7 @@ struct server_config {
 	size_t max_body;	/* bytes, compressed and inflated; default 8 MiB */
 	size_t max_inflight;	/* bytes all requests' bodies and parses may hold
 				 * at once (membudget.h); default 256 MiB */
-	int threads;		/* MHD thread pool; default 8 */
+	int threads;		/* MHD thread pool; default 96 */
 	int max_connections;	/* default 1024 */
 	int timeout_s;		/* idle connection timeout; default 30 */
 	int pool;		/* database connections; default 8 */
