@@ -274,7 +274,6 @@ int store_open(struct store **out, const struct store_config *cfg, char *err, si
 	}
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_mutex_init(&st->gc_mu, NULL);
-	pthread_cond_init(&st->gc_cv, NULL);
 	st->gc_max_leaders = cfg->pool_size > 0 ? cfg->pool_size : 8;
 	st->retention_days = cfg->retention_days > 0 ? cfg->retention_days : 30;
 	st->rollup_retention_days = cfg->rollup_retention_days > 0 ? cfg->rollup_retention_days : 400;
@@ -314,7 +313,6 @@ void store_close(struct store *st)
 	free(st->days);
 	pthread_mutex_destroy(&st->mu);
 	pthread_mutex_destroy(&st->gc_mu);
-	pthread_cond_destroy(&st->gc_cv);
 	free(st);
 }
 

@@ -83,7 +83,6 @@ struct store {
 	size_t nrollup_months;
 	/* group commit of store_put_samples (store_put.c) */
 	pthread_mutex_t gc_mu;
-	pthread_cond_t gc_cv;	/* unused: each request waits on its own (store_gc.c) */
 	struct putreq *gc_head, *gc_tail;	/* waiting requests, FIFO */
 	int gc_leaders, gc_max_leaders;	/* transactions running / allowed */
 };
