@@ -265,22 +265,6 @@ static int on_record(void *ctx, const char *rec, size_t len)
 	return add_piece(b->d, &b->d->req, rec, len);
 }
 
-static bool pos_eq(struct spool_pos a, struct spool_pos b)
-{
-	return a.seq == b.seq && a.off == b.off;
-}
-
-static struct spool_pos spool_end(const struct spool *s)
-{
-	struct spool_pos end = { 0, 0 };
-
-	if (s->nsegs > 0) {
-		end.seq = s->segs[s->nsegs - 1].seq;
-		end.off = s->segs[s->nsegs - 1].size;
-	}
-	return end;
-}
-
 /* Builds the next batch into d->req: the streamed body when the spool holds
  * just its record, else up to max_n records read from the spool head.
  * Returns 1 when gzip'ed, 0 when raw, -1 on error. */
@@ -289,7 +273,8 @@ static int build_body(struct deliver *d, struct spool *s, size_t max_n)
 	size_t n, bytes;
 	struct build b = { .d = d, .i = 0 };
 
-	if (d->next_ready && pos_eq(s->head, d->next_start) && pos_eq(spool_end(s), d->next_end)) {
+	if (d->next_ready && spool_pos_cmp(s->head, d->next_start) == 0 &&
+	    spool_pos_cmp(spool_end(s), d->next_end) == 0) {
 		struct deliver_body t = d->req;
 
 		d->req = d->next;
@@ -318,7 +303,7 @@ bool deliver_stream_begin(struct deliver *d, const struct spool *s)
 	d->streaming = false;
 	if (d->failing)
 		return false;	/* backing off: the sample will wait in the spool */
-	if (!spool_empty(s) && !(d->inflight && d->n > 0 && pos_eq(d->ends[d->n - 1], spool_end(s))))
+	if (!spool_empty(s) && !(d->inflight && d->n > 0 && spool_pos_cmp(d->ends[d->n - 1], spool_end(s)) == 0))
 		return false;	/* a backlog: the next batch is read from the spool */
 	if (body_start(&d->next) < 0 || add_piece(d, &d->next, "[", 1) < 0)
 		return false;

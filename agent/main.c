@@ -102,7 +102,7 @@ static int sample_to_spool(struct collector *col, struct spool *sp, struct deliv
 		if (fd < 0 && errno != ENOSPC)
 			alog_error("could not append to the spool in %s: %s", sp->dir, strerror(errno));
 		if (rc == 0) {
-			struct spool_pos start = { sp->segs[sp->nsegs - 1].seq, sp->rec_start };
+			struct spool_pos start = spool_rec_start(sp);
 			long d = spool_append_commit(sp);
 			deliver_stream_end(dl, d >= 0, start, sp->unsynced_end);
 			if (d < 0)
@@ -197,11 +197,6 @@ struct pending {
 	size_t n;
 };
 
-static bool pos_le(struct spool_pos a, struct spool_pos b)
-{
-	return a.seq < b.seq || (a.seq == b.seq && a.off <= b.off);
-}
-
 /* Forgets the samples the head has passed (accepted, refused or dropped),
  * and all of them once the spool is synced. */
 static void pending_resolve(struct pending *pd, const struct spool *sp)
@@ -212,7 +207,7 @@ static void pending_resolve(struct pending *pd, const struct spool *sp)
 		pd->n = 0;
 		return;
 	}
-	while (k < pd->n && pos_le(pd->end[k], sp->head))
+	while (k < pd->n && spool_pos_cmp(pd->end[k], sp->head) <= 0)
 		k++;
 	memmove(pd->end, pd->end + k, (pd->n - k) * sizeof(pd->end[0]));
 	memmove(pd->t, pd->t + k, (pd->n - k) * sizeof(pd->t[0]));

@@ -419,6 +419,30 @@ bool spool_empty(const struct spool *s)
 	return s->head.seq == last->seq && s->head.off >= last->size;
 }
 
+struct spool_pos spool_end(const struct spool *s)
+{
+	struct spool_pos end = { 0, 0 };
+
+	if (s->nsegs > 0) {
+		end.seq = s->segs[s->nsegs - 1].seq;
+		end.off = s->segs[s->nsegs - 1].size;
+	}
+	return end;
+}
+
+struct spool_pos spool_rec_start(const struct spool *s)
+{
+	struct spool_pos p = { s->nsegs ? s->segs[s->nsegs - 1].seq : 0, s->rec_start };
+	return p;
+}
+
+int spool_pos_cmp(struct spool_pos a, struct spool_pos b)
+{
+	if (a.seq != b.seq)
+		return a.seq < b.seq ? -1 : 1;
+	return a.off < b.off ? -1 : a.off > b.off;
+}
+
 uint64_t spool_pending_bytes(const struct spool *s)
 {
 	uint64_t before = 0;

@@ -96,6 +96,14 @@ void spool_append_abort(struct spool *s);
 /* True when every record has been accepted. */
 bool spool_empty(const struct spool *s);
 
+/* The position just after the newest record ({0, 0} when there is no
+ * segment), and where the record being appended starts. */
+struct spool_pos spool_end(const struct spool *s);
+struct spool_pos spool_rec_start(const struct spool *s);
+
+/* Orders positions: <0, 0, >0 as a is before, at or after b. */
+int spool_pos_cmp(struct spool_pos a, struct spool_pos b);
+
 /* Bytes of records not yet accepted. */
 uint64_t spool_pending_bytes(const struct spool *s);
 
