@@ -3,6 +3,7 @@
 #include "alog.h"
 
 #include <errno.h>
+#include <math.h>
 #include <jansson.h>
 #include <poll.h>
 #include <stdio.h>
@@ -530,12 +531,16 @@ double deliver_due_in(const struct deliver *d, const struct spool *s, double now
 	return d->next_try > now ? d->next_try - now : 0;
 }
 
-void deliver_wait(struct deliver *d, int timeout_ms)
+void deliver_wait(struct deliver *d, double seconds)
 {
-	if (timeout_ms < 0)
-		timeout_ms = 0;
-	if (d->inflight)
-		curl_multi_poll(d->multi, NULL, 0, timeout_ms, NULL);
-	else if (timeout_ms > 0)
-		poll(NULL, 0, timeout_ms);
+	if (!(seconds > 0))
+		return;
+	if (d->inflight) {
+		/* curl counts milliseconds: round up, or a wait under one
+		 * would return at once and the caller come straight back */
+		curl_multi_poll(d->multi, NULL, 0, (int)ceil(seconds * 1000), NULL);
+		return;
+	}
+	struct timespec ts = { (time_t)seconds, (long)((seconds - floor(seconds)) * 1e9) };
+	nanosleep(&ts, NULL);	/* EINTR: a signal; the caller looks at it */
 }

@@ -101,9 +101,13 @@ void deliver_stream_add(struct deliver *d, const char *p, size_t n);
  * that record. ok false: the record was not written (abandon the body). */
 void deliver_stream_end(struct deliver *d, bool ok, struct spool_pos start, struct spool_pos end);
 
-/* Waits up to timeout_ms for network activity of the request in flight (or
- * just sleeps when there is none). */
-void deliver_wait(struct deliver *d, int timeout_ms);
+/* Waits up to `seconds` for network activity of the request in flight (or
+ * just sleeps when there is none); returns at once when seconds <= 0. The
+ * sleep is as precise as the clock (not rounded down to a millisecond: a
+ * wait shorter than one millisecond would otherwise not wait at all, and
+ * the main loop spun through the last millisecond before every sample,
+ * ~1,400 turns and ~0.8 ms of CPU per sample measured in session 6). */
+void deliver_wait(struct deliver *d, double seconds);
 
 /* Seconds until deliver_step has something to do (0 when it does now). */
 double deliver_due_in(const struct deliver *d, const struct spool *s, double now);

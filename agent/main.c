@@ -292,7 +292,7 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 			wait = unsynced_since + SYNC_GRACE_S - mono;
 		if (wait > 0.25)
 			wait = 0.25;
-		deliver_wait(&d, (int)(wait * 1000));
+		deliver_wait(&d, wait);
 	}
 	if (stop_signal)
 		alog_info("stopping on signal %d", (int)stop_signal);
