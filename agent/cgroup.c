@@ -177,11 +177,24 @@ bool cg_path_selected(const struct cg_select *sel, const char *path)
 	return true;
 }
 
-/* Closes a node's kept files and forgets its absent marks. */
+/* Forgets a node's cached files and removes their watches. */
+static void cache_drop(struct cg_walk *wk, struct cg_node *nd)
+{
+	for (int i = 0; i < nd->ncache; i++)
+		if (nd->cache[i].wd >= 0 && wk->ino_fd >= 0)
+			inotify_rm_watch(wk->ino_fd, nd->cache[i].wd);	/* EINVAL when gone: fine */
+	free(nd->cache);
+	nd->cache = NULL;
+	nd->ncache = 0;
+}
+
+/* Closes a node's kept files, forgets its absent marks and its cached
+ * files (a copy is only as good as the descriptor it was read through). */
 static void node_files_close(struct cg_walk *wk, struct cg_node *nd)
 {
 	for (int i = 0; i < CG_SLOTS; i++)
 		pf_keep_close(&wk->keep, &nd->fd[i]);
+	cache_drop(wk, nd);
 	nd->stamped = false;
 }
 
@@ -211,6 +224,22 @@ static bool ts_eq(const struct timespec *a, const struct timespec *b)
 #define WATCH_MASK (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | \
 		    IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
 
+/* Whether the walk's inotify descriptor exists, creating it at the first
+ * need. Without one (inotify off, or the per-user instance limit) recorded
+ * tree directories are checked by their times every visit and no cgroup
+ * file is cached. */
+static bool ino_ready(struct cg_walk *wk)
+{
+	if (!wk->ino_tried) {
+		wk->ino_tried = true;
+		wk->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (wk->ino_fd < 0)
+			alog_info("no inotify (%s): cgroup limits are read every sample, recorded tree "
+				  "directories checked every sample", strerror(errno));
+	}
+	return wk->ino_fd >= 0;
+}
+
 /* Recorded trees: keeps a directory's kept files only while its entries
  * are unchanged. A file rewritten in place shows through its kept
  * descriptor (pread from offset 0), but one replaced (renamed over),
@@ -235,14 +264,7 @@ static void node_validate(struct cg_walk *wk, struct cg_node *nd, int dfd, const
 	if (nd->changed)
 		node_files_close(wk, nd);
 	nd->changed = false;
-	if (!wk->ino_tried) {
-		wk->ino_tried = true;
-		wk->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-		if (wk->ino_fd < 0)
-			alog_debug("no inotify (%s): recorded tree directories are checked every sample",
-				   strerror(errno));
-	}
-	if (nd->wd < 0 && wk->ino_fd >= 0) {
+	if (nd->wd < 0 && ino_ready(wk)) {
 		char full[PATH_MAX];
 		if ((size_t)snprintf(full, sizeof(full), "%s%s", mount, path) < sizeof(full))
 			nd->wd = inotify_add_watch(wk->ino_fd, full, WATCH_MASK);	/* -1: checked by times */
@@ -259,8 +281,32 @@ static void node_validate(struct cg_walk *wk, struct cg_node *nd, int dfd, const
 		st.st_ctim.tv_sec < now - STAMP_MARGIN_S;
 }
 
+/* What one event means for a node: a directory watch's event makes its
+ * next visit check the directory (recorded trees); a file watch's event
+ * makes the file's copy invalid, and IN_IGNORED (the watch is gone: file
+ * removed, or inotify_rm_watch) forgets the copy. */
+static void watch_event(struct cg_node *nd, const struct inotify_event *ev)
+{
+	bool all = ev->mask & IN_Q_OVERFLOW;	/* events were lost */
+
+	if (all || nd->wd == ev->wd) {
+		nd->changed = true;
+		if ((ev->mask & IN_IGNORED) && nd->wd == ev->wd)
+			nd->wd = -1;	/* the directory is gone */
+	}
+	for (int i = 0; i < nd->ncache; i++) {
+		struct cg_cached *e = &nd->cache[i];
+		if (!all && e->wd != ev->wd)
+			continue;
+		e->valid = false;
+		if ((ev->mask & IN_IGNORED) && e->wd == ev->wd)
+			e->wd = -1;	/* never valid again; dropped with the node's files */
+	}
+}
+
 /* Reads the watches' events since the last walk (one read when there are
- * none): the directories they name are checked on their next visit. */
+ * none). Events are few: directory watches exist only in recorded trees,
+ * and file watches only on files that change when written. */
 static void watch_events(struct cg_walk *wk)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -271,17 +317,102 @@ static void watch_events(struct cg_walk *wk)
 	while ((n = read(wk->ino_fd, buf, sizeof(buf))) > 0) {
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *)p;
-			for (size_t i = 0; i < wk->nnodes; i++) {
-				struct cg_node *nd = &wk->nodes[i];
-				if ((ev->mask & IN_Q_OVERFLOW) || nd->wd == ev->wd) {
-					nd->changed = true;
-					if (ev->mask & IN_IGNORED && nd->wd == ev->wd)
-						nd->wd = -1;	/* the directory is gone */
-				}
-			}
+			for (size_t i = 0; i < wk->nnodes; i++)
+				watch_event(&wk->nodes[i], ev);
 			p += sizeof(*ev) + ev->len;
 		}
 	}
+}
+
+/* Whether a file watch is already some cached file's (the same file
+ * reached twice: a recorded tree's hard links). inotify gives one watch
+ * per file, and removing it for one copy would leave the other unwatched,
+ * so such a file is not cached. */
+static bool wd_in_use(const struct cg_walk *wk, int wd)
+{
+	for (size_t i = 0; i < wk->nnodes; i++)
+		for (int j = 0; j < wk->nodes[i].ncache; j++)
+			if (wk->nodes[i].cache[j].wd == wd)
+				return true;
+	return false;
+}
+
+#define FILE_WATCH_MASK (IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
+
+/* Watches a node's kept file (by its descriptor, so the watch is on the
+ * very file read) and adds its copy, invalid until the next read. */
+static void cache_watch(struct cg_walk *wk, struct cg_node *nd, int slot)
+{
+	char fdpath[64];
+
+	if (nd->ncache >= CG_SLOTS || wk->gen < wk->watch_retry_gen || !ino_ready(wk))
+		return;
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", nd->fd[slot]);
+	int wd = inotify_add_watch(wk->ino_fd, fdpath, FILE_WATCH_MASK);
+	if (wd < 0) {
+		if (errno == ENOSPC) {
+			alog_info("inotify watches exhausted (fs.inotify.max_user_watches): some cgroup "
+				  "limits are read every sample");
+			wk->watch_retry_gen = wk->gen + 1000;	/* try again in 1,000 samples */
+		}
+		return;
+	}
+	if (wd_in_use(wk, wd))
+		return;
+	struct cg_cached *nc = realloc(nd->cache, (nd->ncache + 1u) * sizeof(*nc));
+	if (!nc) {
+		inotify_rm_watch(wk->ino_fd, wd);
+		return;
+	}
+	nd->cache = nc;
+	memset(&nc[nd->ncache], 0, sizeof(nc[0]));
+	nc[nd->ncache].wd = wd;
+	nc[nd->ncache].slot = (uint8_t)slot;
+	nd->ncache++;
+}
+
+int cg_read(struct cg_walk *wk, struct cg_node *nd, int dirfd, const char *name, int slot,
+	    bool cached, struct rbuf *rb)
+{
+	struct cg_cached *e = NULL;
+
+	if (!nd)
+		return pf_read(rb, dirfd, name);
+	for (int i = 0; cached && i < nd->ncache; i++) {
+		if (nd->cache[i].slot != slot)
+			continue;
+		if (nd->cache[i].wd < 0) {
+			/* its watch went away (IN_IGNORED): forget it, watch afresh below */
+			nd->cache[i] = nd->cache[--nd->ncache];
+			break;
+		}
+		e = &nd->cache[i];
+		break;
+	}
+	if (e && e->valid && e->uses < CG_CACHE_REFRESH) {
+		e->uses++;
+		return rbuf_set(rb, e->data, e->len);
+	}
+	unsigned long failed = wk->keep.failed;
+	int rc = pf_read_kept(rb, dirfd, name, &nd->fd[slot], &wk->keep);
+	if (wk->keep.failed != failed) {
+		cache_drop(wk, nd);	/* the directory's files were removed */
+		e = NULL;
+	}
+	if (!cached || nd->fd[slot] < 0)
+		return rc;
+	if (!e) {
+		if (rc == 0 || rc == -ENODATA)
+			cache_watch(wk, nd, slot);
+		return rc;
+	}
+	e->valid = rc == 0 && rb->len <= CG_CACHED_MAX;
+	if (e->valid) {
+		memcpy(e->data, rb->p, rb->len);
+		e->len = (uint8_t)rb->len;
+		e->uses = 0;
+	}
+	return rc;
 }
 
 /* Recorded trees: whether the kept descriptor of a hierarchy's root is
@@ -515,6 +646,8 @@ static long node_get(struct cg_walk *wk, int hier, const char *rel, size_t rlen,
 	nd->dev = nd->dino = 0;
 	nd->wd = -1;
 	nd->changed = false;
+	nd->cache = NULL;
+	nd->ncache = 0;
 	index_insert(wk, wk->nnodes);
 	return (long)wk->nnodes++;
 }
@@ -660,7 +793,7 @@ static int walk_one(struct cg_walk *wk, const struct cg_hier *h, int hier,
 			if (ni >= 0 && !h->kernfs)
 				node_validate(wk, &wk->nodes[ni], dfd, h->mount, path, now);
 			wk->keep.dir_stamped = ni >= 0 && !h->kernfs;
-			fn(ctx, h, dfd, path, rlen + 1, ni >= 0 ? wk->nodes[ni].fd : NULL);
+			fn(ctx, h, dfd, path, rlen + 1, ni >= 0 ? &wk->nodes[ni] : NULL);
 			wk->keep.dir_stamped = false;
 			visited++;
 		}

@@ -64,13 +64,14 @@ bool cg_path_selected(const struct cg_select *sel, const char *path);
 
 #define CG_SLOTS 9	/* kept files per cgroup (indexes are collect.c's) */
 
+struct cg_node;
+
 /* Called for each reported cgroup: dirfd is an open descriptor of its
- * directory (owned by the walker), path its contract path. fds, when not
- * NULL, are CG_SLOTS descriptor slots kept for this cgroup between
- * samples (see pf_read_kept; -1 when empty), to be used with the walk's
- * struct pf_keep. */
+ * directory (owned by the walker), path its contract path. nd, when not
+ * NULL, is the directory's node, whose kept files (CG_SLOTS of them) and
+ * cached contents survive between walks: read its files with cg_read. */
 typedef void (*cg_visit_fn)(void *ctx, const struct cg_hier *h, int dirfd,
-			    const char *path, size_t pathlen, int *fds);
+			    const char *path, size_t pathlen, struct cg_node *nd);
 
 /* Reused memory of the walk (queue and directory listings). */
 #define CG_DENTS_BUF 16384
@@ -83,6 +84,29 @@ typedef void (*cg_visit_fn)(void *ctx, const struct cg_hier *h, int dirfd,
  * are those seen when they were opened, or, once those were confirmed
  * with an inotify watch in place, while the watch reports no change of the
  * directory's entries (see node_validate in cgroup.c). */
+/* Cached cgroup files: a limit or a setting (memory.max, memory.high,
+ * memory.limit_in_bytes, memory.swappiness, ...) changes only when someone
+ * writes it, and a write raises an inotify IN_MODIFY event on the file
+ * (vfs_write, for cgroupfs files as for any other). A cgroup's copy of such
+ * a file is used instead of reading it while the file's own watch has seen
+ * no event: four of a v2 cgroup's nine reads per sample, two of a v1
+ * cgroup's five. Files the kernel changes on its own (memory.current,
+ * memory.stat, memory.pressure, and memory.events, whose change events
+ * are asynchronous and were missing for oom_kill before Linux 5.x) are
+ * never cached. The copy is also read afresh every CG_CACHE_REFRESH uses,
+ * a bound on staleness should an event ever be lost. */
+#define CG_CACHED_MAX 24	/* longest content kept: "18446744073709551615\n" */
+#define CG_CACHE_REFRESH 64
+
+struct cg_cached {
+	int wd;			/* the file's inotify watch */
+	uint8_t slot;		/* which of the node's files */
+	bool valid;		/* data is the file's content, unchanged since */
+	uint8_t len;
+	uint8_t uses;		/* answers from data since it was read */
+	char data[CG_CACHED_MAX];
+};
+
 struct cg_node {
 	char *rel;		/* owned relative path ("" for the root) */
 	uint64_t ino;
@@ -96,6 +120,8 @@ struct cg_node {
 	uint64_t dev, dino;	/* recorded tree's hierarchy root: what dirfd is */
 	int wd;			/* recorded tree: inotify watch of the directory, or -1 */
 	bool changed;		/* the watch reported a change since the last visit */
+	struct cg_cached *cache;	/* owned, ncache entries (cg_read) */
+	uint8_t ncache;
 };
 
 struct cg_walk {
@@ -122,7 +148,24 @@ struct cg_walk {
 	 * not be: then every visit checks the directory times) */
 	bool ino_tried;
 	int ino_fd;
+	/* file watches could not be added (fs.inotify.max_user_watches):
+	 * not tried again before this walk generation */
+	uint32_t watch_retry_gen;
 };
+
+/* Reads file `name` of the visited cgroup (dirfd, nd as given to the
+ * visitor; nd NULL: a plain read) into rb, through the node's kept slot
+ * `slot` (pf_read_kept). When `cached` (the file is one only a write
+ * changes, see struct cg_cached) and the file is kept open, it is answered
+ * from the node's copy while that is valid: the copy is taken from the
+ * second read on, once the file's watch (added after the first) is in
+ * place before the read. A node's copies are all dropped when one of its
+ * kept descriptors fails (a cgroup's memory controller disabled removes
+ * its files, and enabling it again creates new ones that no watch
+ * covers): so a visitor reads a file it never caches (memory.current)
+ * before the cached ones. Returns what pf_read_kept returns. */
+int cg_read(struct cg_walk *wk, struct cg_node *nd, int dirfd, const char *name, int slot,
+	    bool cached, struct rbuf *rb);
 
 /* Closes every kept descriptor and frees the walk's memory. */
 void cg_walk_release(struct cg_walk *wk);

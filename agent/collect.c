@@ -37,12 +37,6 @@ enum {
 };
 _Static_assert(F_EVENTS < CG_SLOTS, "cgroup file slots");
 
-/* A slot of a kept-files array, or NULL when nothing is kept. */
-static int *slot_of(int *fds, int i)
-{
-	return fds ? &fds[i] : NULL;
-}
-
 static bool fs_is(int dirfd, const char *path, unsigned long magic)
 {
 	int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -337,11 +331,18 @@ static void emit_psi_res(struct jw *w, const struct psi_res *r)
 
 /* Reads and parses a pressure file; false when absent (no PSI, psi=0 gives
  * EOPNOTSUPP on read, unreadable, empty). */
+static bool psi_of_read(struct collector *c, int rc, const char *where, struct psi_res *out);
+
 static bool read_psi(struct collector *c, int dirfd, const char *path, int *slot,
 		     const char *where, struct psi_res *out)
 {
+	return psi_of_read(c, pf_read_kept(&c->rb, dirfd, path, slot, &c->wk.keep), where, out);
+}
+
+/* The pressure file read into c->rb with result rc (see read_psi). */
+static bool psi_of_read(struct collector *c, int rc, const char *where, struct psi_res *out)
+{
 	bool range;
-	int rc = pf_read_kept(&c->rb, dirfd, path, slot, &c->wk.keep);
 
 	if (rc < 0) {
 		if (rc != -ENOENT)
@@ -376,6 +377,19 @@ static enum scalar read_scalar(struct collector *c, int dirfd, const char *path,
 	if (rc < 0)
 		return SC_ABSENT;
 	return parse_scalar(c, path, where, hex, v, err);
+}
+
+/* read_scalar for a file of a cgroup (cg_read: through its node, from the
+ * node's copy when `cached`). */
+static enum scalar cg_scalar(struct collector *c, struct cg_node *nd, int dirfd, const char *path,
+			     int slot, bool cached, const char *where, int64_t *v, int *err)
+{
+	int rc = cg_read(&c->wk, nd, dirfd, path, slot, cached, &c->rb);
+
+	*err = rc;
+	if (rc < 0)
+		return SC_ABSENT;
+	return parse_scalar(c, path, where, false, v, err);
 }
 
 /* The value of a one-value file already in c->rb (see read_scalar). */
@@ -521,34 +535,38 @@ struct cg_data {
 	const char *set_name[4];
 	int64_t set_v[4];
 	bool stat_ok, events_ok;
+	bool fresh;	/* a file never cached was read: the directory was there */
 };
 
-static void read_cg_v2(struct collector *c, int dfd, int *fds, const char *where,
+/* A cgroup's files are read in this order: memory.current (never
+ * cached) before the limits and settings (cached: see cg_read). */
+static void read_cg_v2(struct collector *c, int dfd, struct cg_node *nd, const char *where,
 		       struct cg_data *d)
 {
 	static const char *const sets[] = { "memory.low", "memory.high", "memory.swap.max" };
 	int err;
 	int64_t v;
 
-	d->psi_ok = read_psi(c, dfd, "memory.pressure", slot_of(fds, F_PRESSURE), where, &d->psi);
+	d->psi_ok = psi_of_read(c, cg_read(&c->wk, nd, dfd, "memory.pressure", F_PRESSURE, false,
+					   &c->rb), where, &d->psi);
+	d->fresh = d->psi_ok;
 	if (!c->v2_memory) {
 		d->any = d->psi_ok;	/* the controller's files cannot exist */
 		return;
 	}
-	d->cur = read_scalar(c, dfd, "memory.current", slot_of(fds, F_CURRENT), where, false,
-			     &d->cur_v, &err);
+	d->cur = cg_scalar(c, nd, dfd, "memory.current", F_CURRENT, false, where, &d->cur_v, &err);
 	if (d->cur == SC_MAX)
 		d->cur = SC_ABSENT;	/* usage is never "max": garbage (fuzzing found it) */
-	d->max = read_scalar(c, dfd, "memory.max", slot_of(fds, F_MAX), where, false, &d->max_v,
-			     &err);
-	d->swap = read_scalar(c, dfd, "memory.swap.current", slot_of(fds, F_SWAP_CURRENT), where,
-			      false, &d->swap_v, &err);
+	d->fresh = d->fresh || d->cur != SC_ABSENT;
+	d->max = cg_scalar(c, nd, dfd, "memory.max", F_MAX, true, where, &d->max_v, &err);
+	d->swap = cg_scalar(c, nd, dfd, "memory.swap.current", F_SWAP_CURRENT, false, where,
+			    &d->swap_v, &err);
 	if (d->swap == SC_MAX)
 		d->swap = SC_ABSENT;
+	d->fresh = d->fresh || d->swap != SC_ABSENT;
 	for (int i = 0; i < 3; i++) {
 		/* "max" (no limit) is left out: settings are name -> integer */
-		if (read_scalar(c, dfd, sets[i], slot_of(fds, F_SET0 + i), where, false, &v, &err) ==
-		    SC_VALUE) {
+		if (cg_scalar(c, nd, dfd, sets[i], F_SET0 + i, true, where, &v, &err) == SC_VALUE) {
 			d->set_name[d->nset] = sets[i];
 			d->set_v[d->nset++] = v;
 		}
@@ -557,32 +575,33 @@ static void read_cg_v2(struct collector *c, int dfd, int *fds, const char *where
 		 d->swap != SC_ABSENT || d->nset > 0;
 }
 
-static void read_cg_v1(struct collector *c, int dfd, int *fds, const char *where,
+static void read_cg_v1(struct collector *c, int dfd, struct cg_node *nd, const char *where,
 		       struct cg_data *d)
 {
 	int err, memsw_err;
 	int64_t v, memsw;
 
-	d->cur = read_scalar(c, dfd, "memory.usage_in_bytes", slot_of(fds, F_V1_USAGE), where,
-			     false, &d->cur_v, &err);
+	d->cur = cg_scalar(c, nd, dfd, "memory.usage_in_bytes", F_V1_USAGE, false, where, &d->cur_v,
+			   &err);
 	if (d->cur == SC_MAX)
 		d->cur = SC_ABSENT;	/* as in v2: usage is never "max" */
-	d->max = read_scalar(c, dfd, "memory.limit_in_bytes", slot_of(fds, F_V1_LIMIT), where,
-			     false, &d->max_v, &err);
+	d->fresh = d->cur != SC_ABSENT;
+	d->max = cg_scalar(c, nd, dfd, "memory.limit_in_bytes", F_V1_LIMIT, true, where, &d->max_v,
+			   &err);
 	if (d->max == SC_ABSENT && err == -ERANGE)
 		d->max = SC_MAX;	/* a limit above 2^63-1 is no limit */
 	if (d->max == SC_VALUE && d->max_v >= c->v1_nolimit)
 		d->max = SC_MAX;
-	enum scalar ms = read_scalar(c, dfd, "memory.memsw.usage_in_bytes", slot_of(fds, F_V1_MEMSW),
-				     where, false, &memsw, &memsw_err);
+	enum scalar ms = cg_scalar(c, nd, dfd, "memory.memsw.usage_in_bytes", F_V1_MEMSW, false,
+				   where, &memsw, &memsw_err);
 	if (d->cur == SC_VALUE && ms == SC_VALUE) {
 		d->swap = SC_VALUE;
 		d->swap_v = memsw > d->cur_v ? memsw - d->cur_v : 0;
 	} else if (d->cur == SC_VALUE && memsw_err == -ENOENT) {
 		d->swap = SC_MAX;	/* null: no memsw accounting */
 	}
-	if (read_scalar(c, dfd, "memory.swappiness", slot_of(fds, F_V1_SWAPPINESS), where, false, &v,
-			&err) == SC_VALUE) {
+	if (cg_scalar(c, nd, dfd, "memory.swappiness", F_V1_SWAPPINESS, true, where, &v, &err) ==
+	    SC_VALUE) {
 		d->set_name[d->nset] = "memory.swappiness";
 		d->set_v[d->nset++] = v;
 	}
@@ -602,7 +621,7 @@ static void emit_scalar(struct jw *w, const char *key, enum scalar s, int64_t v)
 
 /* cg_walk callback: one cgroup entry. */
 static void visit_cgroup(void *ctx, const struct cg_hier *h, int dfd, const char *path,
-			 size_t pathlen, int *fds)
+			 size_t pathlen, struct cg_node *nd)
 {
 	struct collector *c = ctx;
 	struct cg_data d;
@@ -617,19 +636,20 @@ static void visit_cgroup(void *ctx, const struct cg_hier *h, int dfd, const char
 	memcpy(where + 10, path, wl);
 	where[10 + wl] = '\0';
 	if (h->version == 2)
-		read_cg_v2(c, dfd, fds, where, &d);
+		read_cg_v2(c, dfd, nd, where, &d);
 	else
-		read_cg_v1(c, dfd, fds, where, &d);
+		read_cg_v1(c, dfd, nd, where, &d);
 	/* the two maps last, one per buffer, so they can be streamed */
 	d.stat_ok = (h->version == 1 || c->v2_memory) &&
-		pf_read_kept(&c->rb, dfd, "memory.stat", slot_of(fds, F_STAT), &c->wk.keep) == 0;
+		cg_read(&c->wk, nd, dfd, "memory.stat", F_STAT, false, &c->rb) == 0;
 	d.events_ok = h->version == 2 && c->v2_memory &&
-		pf_read_kept(&c->rb2, dfd, "memory.events", slot_of(fds, F_EVENTS), &c->wk.keep) == 0;
-	/* Nothing readable: report the directory anyway while it exists (a
-	 * hybrid machine's v2 twin with pressure files off still gives its
-	 * entry, CONTRACT.md §1), skip it when it vanished mid-walk. Every
-	 * cgroup directory, v1 or v2, has cgroup.procs. */
-	if (!d.any && !d.stat_ok && !d.events_ok &&
+		cg_read(&c->wk, nd, dfd, "memory.events", F_EVENTS, false, &c->rb2) == 0;
+	/* Nothing read afresh (the limits may come from copies, cg_read):
+	 * report the directory anyway while it exists (a hybrid machine's v2
+	 * twin with pressure files off still gives its entry, CONTRACT.md §1),
+	 * skip it when it vanished mid-walk. Every cgroup directory, v1 or v2,
+	 * has cgroup.procs. */
+	if (!d.fresh && !d.stat_ok && !d.events_ok &&
 	    faccessat(dfd, "cgroup.procs", F_OK, 0) < 0)
 		return;
 

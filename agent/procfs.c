@@ -29,6 +29,20 @@ static int rbuf_grow(struct rbuf *rb)
 	return 0;
 }
 
+int rbuf_set(struct rbuf *rb, const char *p, size_t n)
+{
+	int rc;
+
+	rb->len = 0;
+	while (rb->cap < n + 1)
+		if ((rc = rbuf_grow(rb)) < 0)
+			return rc;
+	memcpy(rb->p, p, n);
+	rb->p[n] = '\0';
+	rb->len = n;
+	return 0;
+}
+
 /* Reads fd whole from offset 0 into rb (pread, so a kept descriptor needs
  * no lseek). Returns 0 or a negative errno; rb->len is set either way. */
 static int read_all(struct rbuf *rb, int fd)
@@ -75,6 +89,8 @@ int pf_read_kept(struct rbuf *rb, int dirfd, const char *path, int *slot, struct
 			return rb->len ? 0 : -ENODATA;
 		}
 		pf_keep_close(k, slot);	/* gone (ENODEV) or broken: open afresh */
+		if (k)
+			k->failed++;
 	}
 	rb->len = 0;
 	bool keepable = slot && k && k->budget > 0;

@@ -26,6 +26,11 @@ struct rbuf {
 
 void rbuf_release(struct rbuf *rb);
 
+/* Fills rb with n bytes (NUL-terminated, rb->len = n), as if read from a
+ * file holding them: cgroup.c answers cached files this way. 0, or -ENOMEM
+ * / -EFBIG (then rb->len is 0). */
+int rbuf_set(struct rbuf *rb, const char *p, size_t n);
+
 /* Reads the whole file `path` (relative to dirfd, or absolute / AT_FDCWD)
  * into rb, NUL-terminated, setting rb->len. Returns 0, or a negative errno
  * (-ENOENT when it vanished, -EACCES, -EOPNOTSUPP for PSI with psi=0,
@@ -52,6 +57,10 @@ struct pf_keep {
 				 * the walker clears the slot), and a file
 				 * reached through a symbolic link is not kept
 				 * (its target's directory is not watched) */
+	unsigned long failed;	/* kept descriptors whose read failed (and
+				 * were closed and the file opened afresh),
+				 * ever: cgroup.c drops what it cached of a
+				 * directory whose files were removed */
 };
 
 /* A slot value: the file was absent (ENOENT) when last looked for, and its

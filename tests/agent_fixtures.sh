@@ -87,19 +87,53 @@ printf '%s\n' 777 >"$cg/system.slice/noswap.service/memory.swap.current"	# was a
 rm -r "$cg/user.slice/user-1000.slice"					# recreated
 mkdir "$cg/user.slice/user-1000.slice"
 printf '%s\n' 5555 >"$cg/user.slice/user-1000.slice/memory.current"
-n0=$(wc -l <"$tmp/live.out")
-for _ in $(seq 150); do [ "$(wc -l <"$tmp/live.out")" -ge $((n0 + 2)) ] && break; sleep 0.2; done
-kill "$lpid"; wait "$lpid" 2>/dev/null
+# limits and settings: the agent answers them from copies while their
+# watches see no write (agent/cgroup.h, struct cg_cached), so these must
+# reach the next samples through the watches
+printf '%s\n' 2147483648 >"$cg/system.slice/memory.max"			# in place
+printf '%s\n' 1073741824 >"$tmp/new.high"
+mv "$tmp/new.high" "$cg/system.slice/postgresql.service/memory.high"	# renamed over
+rm "$cg/user.slice/memory.low"						# removed
+printf '%s\n' 65536 >"$cg/system.slice/noswap.service/memory.swap.max"	# was absent
+wait_samples() {	# n: until n more samples were printed
+	local n0
+	n0=$(wc -l <"$tmp/live.out")
+	for _ in $(seq 150); do [ "$(wc -l <"$tmp/live.out")" -ge $((n0 + $1)) ] && break; sleep 0.2; done
+}
+wait_samples 2
 check "recorded tree: changes under a running agent are seen in the next samples" python3 -c '
 import json, sys
 s = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 c = {g["path"]: g for g in s["cgroups"]}
-assert c["/system.slice"]["memory_current"] == 4242, c["/system.slice"]
+sl = c["/system.slice"]
+assert sl["memory_current"] == 4242 and sl["memory_max"] == 2147483648, sl
 pg = c["/system.slice/postgresql.service"]
 assert pg["memory_current"] == 123456789 and "events" not in pg and "memory_stat" in pg, pg
-assert c["/system.slice/noswap.service"]["swap_current"] == 777, c["/system.slice/noswap.service"]
+assert pg["settings"]["memory.high"] == 1073741824, pg
+ns = c["/system.slice/noswap.service"]
+assert ns["swap_current"] == 777 and ns["settings"]["memory.swap.max"] == 65536, ns
+assert "memory.low" not in c["/user.slice"].get("settings", {}), c["/user.slice"]
 u = c["/user.slice/user-1000.slice"]
 assert u == {"path": "/user.slice/user-1000.slice", "version": 2, "memory_current": 5555}, u
+' "$tmp/live.out"
+# the same files written in place again once the changed directories'
+# stamps are trusted again (3 s, as above), so that these reach the agent
+# through copies taken afresh and their watches; one unchanged stays
+sleep 4.5
+printf '%s\n' 3221225472 >"$cg/system.slice/memory.max"
+printf '%s\n' 2147483648 >"$cg/system.slice/postgresql.service/memory.high"
+printf '%s\n' 4096 >"$cg/user.slice/memory.low"
+wait_samples 2
+kill "$lpid"; wait "$lpid" 2>/dev/null
+check "recorded tree: limits written again are seen again" python3 -c '
+import json, sys
+s = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+c = {g["path"]: g for g in s["cgroups"]}
+assert c["/system.slice"]["memory_max"] == 3221225472, c["/system.slice"]
+pg = c["/system.slice/postgresql.service"]
+assert pg["settings"]["memory.high"] == 2147483648 and pg["memory_max"] == 4294967296, pg
+assert c["/user.slice"]["settings"]["memory.low"] == 4096, c["/user.slice"]
+assert c["/system.slice/noswap.service"]["settings"]["memory.swap.max"] == 65536
 ' "$tmp/live.out"
 
 echo "agent_fixtures: $passed passed, $failed failed"

@@ -468,14 +468,14 @@ struct vanish {
 };
 
 static void visit_vanish(void *ctx, const struct cg_hier *h, int dirfd, const char *path,
-			 size_t pathlen, int *fds)
+			 size_t pathlen, struct cg_node *nd)
 {
 	struct vanish *v = ctx;
 	char p[512];
 
 	(void)h;
 	(void)dirfd;
-	(void)fds;
+	(void)nd;
 	strncat(v->seen, path, pathlen);
 	strcat(v->seen, " ");
 	if (!strcmp(path, "/a")) {
@@ -598,22 +598,28 @@ static void test_read_kept(void)
 /* Walk with kept descriptors: records what each visit got. */
 struct keepvisit {
 	char seen[512];
-	int kept_dirs;		/* visits whose slots array was given */
-	struct pf_keep *keep;	/* the walk's budget */
+	int kept_dirs;		/* visits whose node was given */
+	struct cg_walk *wk;
+	bool cached;		/* read "v" as a cached file (cg_read) */
+	struct cg_node *last;	/* the node of the last visit with one */
 };
 
 static void visit_keep(void *ctx, const struct cg_hier *h, int dirfd, const char *path,
-		       size_t pathlen, int *fds)
+		       size_t pathlen, struct cg_node *nd)
 {
 	struct keepvisit *v = ctx;
 	struct rbuf rb = { 0 };
 
 	(void)h;
 	strncat(v->seen, path, pathlen);
-	if (fds) {
+	if (nd) {
 		v->kept_dirs++;
-		/* read the directory's file "v" through slot 0, as collect.c does */
-		if (pf_read_kept(&rb, dirfd, "v", &fds[0], v->keep) == 0)
+		v->last = nd;
+		/* "w" (never cached) first, as collect.c reads memory.current
+		 * before the limits; then "v" through slot 0 */
+		if (cg_read(v->wk, nd, dirfd, "w", 1, false, &rb) == 0)
+			strncat(v->seen, rb.p, 1);
+		if (cg_read(v->wk, nd, dirfd, "v", 0, v->cached, &rb) == 0)
 			strncat(v->seen, rb.p, 1);
 	}
 	strcat(v->seen, " ");
@@ -649,7 +655,7 @@ static void test_walk_keep(void)
 	hs.h[0].kernfs = true;	/* ext4 and tmpfs keep the link counts kernfs does */
 	wk.keep.budget = 100;
 	memset(&v, 0, sizeof(v));
-	v.keep = &wk.keep;
+	v.wk = &wk;
 	CHECK_INT(cg_walk(&wk, &hs, &sel, visit_keep, &v), 3);
 	CHECK_STR(v.seen, "/a /b1 /a/x ");
 	CHECK_INT(v.kept_dirs, 3);
@@ -658,7 +664,7 @@ static void test_walk_keep(void)
 	CHECK_INT(kept_before, 5);	/* 4 directories, b's file */
 	/* the same tree again: nothing newly opened */
 	memset(&v, 0, sizeof(v));
-	v.keep = &wk.keep;
+	v.wk = &wk;
 	CHECK_INT(cg_walk(&wk, &hs, &sel, visit_keep, &v), 3);
 	CHECK_STR(v.seen, "/a /b1 /a/x ");
 	CHECK_INT(wk.keep.kept, kept_before);
@@ -668,7 +674,7 @@ static void test_walk_keep(void)
 		 dir);
 	CHECK_INT(system(p), 0);
 	memset(&v, 0, sizeof(v));
-	v.keep = &wk.keep;
+	v.wk = &wk;
 	CHECK_INT(cg_walk(&wk, &hs, &sel, visit_keep, &v), 2);
 	CHECK_STR(v.seen, "/a /b2 ");
 	CHECK_INT((int)wk.nnodes, 3);
@@ -677,6 +683,100 @@ static void test_walk_keep(void)
 	CHECK_INT(wk.keep.kept, 0);
 	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
 	CHECK_INT(system(p), 0);
+}
+
+static void write_file(const char *dir, const char *name, const char *content)
+{
+	char p[600];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(content, f);
+		fclose(f);
+	}
+}
+
+/* cg_read's copies of files only a write changes: taken from the second
+ * read on (after the file's watch is in place), used while no event came,
+ * dropped by a write (the next sample has the new content), read afresh
+ * every CG_CACHE_REFRESH uses, and all dropped when a kept descriptor of
+ * the directory fails. */
+static void test_walk_cache(void)
+{
+	char dir[] = "/tmp/vmscope-walkcache.XXXXXX", sub[600];
+	struct cg_hiers hs = { 0 };
+	struct cg_walk wk = { 0 };
+	struct cg_select sel = { .depth = 1, .max = 500 };
+	struct keepvisit v;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(sub, sizeof(sub), "%s/a", dir);
+	CHECK_INT(mkdir(sub, 0755), 0);
+	write_file(sub, "v", "1\n");
+	write_file(sub, "w", "w\n");
+	hs.n = 1;
+	hs.h[0].version = 2;
+	hs.h[0].mount = dir;
+	hs.h[0].kernfs = true;	/* kept, no directory watch: as on cgroupfs */
+	wk.keep.budget = 100;
+#define WALK(want)                                                      \
+	do {                                                            \
+		memset(&v, 0, sizeof(v));                               \
+		v.wk = &wk;                                             \
+		v.cached = true;                                        \
+		CHECK_INT(cg_walk(&wk, &hs, &sel, visit_keep, &v), 1);  \
+		CHECK_STR(v.seen, want);                                \
+	} while (0)
+	WALK("/aw1 ");
+	CHECK(v.last != NULL);
+	if (!v.last) {
+		cg_walk_release(&wk);
+		return;
+	}
+	CHECK_INT(v.last->ncache, 1);		/* watched after the first read */
+	CHECK(!v.last->cache[0].valid);
+	WALK("/aw1 ");
+	CHECK(v.last->cache[0].valid);		/* the second read is kept */
+	CHECK_INT(v.last->cache[0].uses, 0);
+	WALK("/aw1 ");
+	CHECK_INT(v.last->cache[0].uses, 1);	/* answered from the copy */
+	write_file(sub, "v", "2\n");		/* a write: IN_MODIFY */
+	WALK("/aw2 ");
+	CHECK_INT(v.last->cache[0].uses, 0);
+	WALK("/aw2 ");
+	CHECK_INT(v.last->cache[0].uses, 1);
+	/* bound on staleness: the copy is read afresh after CG_CACHE_REFRESH uses */
+	for (int i = 1; i < CG_CACHE_REFRESH; i++)
+		WALK("/aw2 ");
+	CHECK_INT(v.last->cache[0].uses, CG_CACHE_REFRESH);
+	WALK("/aw2 ");
+	CHECK_INT(v.last->cache[0].uses, 0);
+	/* "w"'s kept descriptor fails (made a directory's: EISDIR), as a
+	 * removed cgroupfs file answers ENODEV: the node's copies go */
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(dfd >= 0);
+	CHECK(dup2(dfd, v.last->fd[1]) == v.last->fd[1]);
+	close(dfd);
+	unsigned long failed = wk.keep.failed;
+	WALK("/aw2 ");
+	CHECK(wk.keep.failed == failed + 1);
+	CHECK_INT(v.last->ncache, 1);		/* watched afresh, */
+	CHECK(!v.last->cache[0].valid);		/* copied from the next read */
+	WALK("/aw2 ");
+	CHECK(v.last->cache[0].valid);
+	/* not cached: a file longer than CG_CACHED_MAX */
+	write_file(sub, "v", "3 is a value far too long to keep a copy of\n");
+	WALK("/aw3 ");
+	WALK("/aw3 ");
+	CHECK(!v.last->cache[0].valid);
+	cg_walk_release(&wk);
+	CHECK_INT(wk.keep.kept, 0);
+#undef WALK
+	snprintf(sub, sizeof(sub), "rm -rf '%s'", dir);
+	CHECK_INT(system(sub), 0);
 }
 
 /* The agent's output on each fixture passes the server's validation. */
@@ -733,6 +833,7 @@ int main(void)
 	test_walk_vanishing();
 	test_read_kept();
 	test_walk_keep();
+	test_walk_cache();
 	test_fixture_through_server_parser("tests/fixtures/k4.14", 7);
 	test_fixture_through_server_parser("tests/fixtures/k5.4", 5);
 	test_fixture_through_server_parser("tests/fixtures/k5.10", 7);
