@@ -339,16 +339,26 @@ static bool wd_in_use(const struct cg_walk *wk, int wd)
 
 #define FILE_WATCH_MASK (IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
 
-/* Watches a node's kept file (by its descriptor, so the watch is on the
- * very file read) and adds its copy, invalid until the next read. */
-static void cache_watch(struct cg_walk *wk, struct cg_node *nd, int slot)
+/* Watches a node's kept file `name` and adds its copy, invalid until the
+ * next read. The watch is added by the file's path, not through
+ * /proc/self/fd/N: that would make the kernel build a proc inode and
+ * dentry per descriptor (~1 KiB of kernel memory each, charged to the
+ * agent). The path names the file the kept descriptor reads unless it was
+ * replaced in between: in cgroupfs only by a controller disabled and
+ * enabled again, which makes the kept descriptor fail and so drops the
+ * copies (cg_read); in a recorded tree the directory's own watch, in
+ * place since before the files were opened, closes them. */
+static void cache_watch(struct cg_walk *wk, struct cg_node *nd, int slot, const char *name)
 {
-	char fdpath[64];
+	char full[PATH_MAX];
 
-	if (nd->ncache >= CG_SLOTS || wk->gen < wk->watch_retry_gen || !ino_ready(wk))
+	if (nd->ncache >= CG_SLOTS || wk->gen < wk->watch_retry_gen || !wk->visit_mount ||
+	    !ino_ready(wk))
 		return;
-	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", nd->fd[slot]);
-	int wd = inotify_add_watch(wk->ino_fd, fdpath, FILE_WATCH_MASK);
+	if ((size_t)snprintf(full, sizeof(full), "%s%s/%s", wk->visit_mount, wk->visit_path, name) >=
+	    sizeof(full))
+		return;
+	int wd = inotify_add_watch(wk->ino_fd, full, FILE_WATCH_MASK);
 	if (wd < 0) {
 		if (errno == ENOSPC) {
 			alog_info("inotify watches exhausted (fs.inotify.max_user_watches): some cgroup "
@@ -403,7 +413,7 @@ int cg_read(struct cg_walk *wk, struct cg_node *nd, int dirfd, const char *name,
 		return rc;
 	if (!e) {
 		if (rc == 0 || rc == -ENODATA)
-			cache_watch(wk, nd, slot);
+			cache_watch(wk, nd, slot, name);
 		return rc;
 	}
 	e->valid = rc == 0 && rb->len <= CG_CACHED_MAX;
@@ -793,7 +803,10 @@ static int walk_one(struct cg_walk *wk, const struct cg_hier *h, int hier,
 			if (ni >= 0 && !h->kernfs)
 				node_validate(wk, &wk->nodes[ni], dfd, h->mount, path, now);
 			wk->keep.dir_stamped = ni >= 0 && !h->kernfs;
+			wk->visit_mount = h->mount;
+			wk->visit_path = path;
 			fn(ctx, h, dfd, path, rlen + 1, ni >= 0 ? &wk->nodes[ni] : NULL);
+			wk->visit_mount = wk->visit_path = NULL;
 			wk->keep.dir_stamped = false;
 			visited++;
 		}

@@ -151,6 +151,9 @@ struct cg_walk {
 	/* file watches could not be added (fs.inotify.max_user_watches):
 	 * not tried again before this walk generation */
 	uint32_t watch_retry_gen;
+	/* the directory being visited, while the visitor runs (borrowed):
+	 * its hierarchy's mount and its contract path */
+	const char *visit_mount, *visit_path;
 };
 
 /* Reads file `name` of the visited cgroup (dirfd, nd as given to the
