@@ -181,7 +181,7 @@ bool cg_path_selected(const struct cg_select *sel, const char *path)
 static void cache_drop(struct cg_walk *wk, struct cg_node *nd)
 {
 	for (int i = 0; i < nd->ncache; i++)
-		if (nd->cache[i].wd >= 0 && wk->ino_fd >= 0)
+		if (nd->cache[i].wd >= 0 && wk->ino_tried && wk->ino_fd >= 0)
 			inotify_rm_watch(wk->ino_fd, nd->cache[i].wd);	/* EINVAL when gone: fine */
 	free(nd->cache);
 	nd->cache = NULL;

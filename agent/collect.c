@@ -329,17 +329,8 @@ static void emit_psi_res(struct jw *w, const struct psi_res *r)
 	jw_obj_end(w);
 }
 
-/* Reads and parses a pressure file; false when absent (no PSI, psi=0 gives
- * EOPNOTSUPP on read, unreadable, empty). */
-static bool psi_of_read(struct collector *c, int rc, const char *where, struct psi_res *out);
-
-static bool read_psi(struct collector *c, int dirfd, const char *path, int *slot,
-		     const char *where, struct psi_res *out)
-{
-	return psi_of_read(c, pf_read_kept(&c->rb, dirfd, path, slot, &c->wk.keep), where, out);
-}
-
-/* The pressure file read into c->rb with result rc (see read_psi). */
+/* A pressure file read into c->rb with result rc: parsed, false when
+ * absent (see read_psi). */
 static bool psi_of_read(struct collector *c, int rc, const char *where, struct psi_res *out)
 {
 	bool range;
@@ -358,6 +349,14 @@ static bool psi_of_read(struct collector *c, int rc, const char *where, struct p
 	if (range)
 		note_dropped(c, where, "total", 5);
 	return true;
+}
+
+/* Reads and parses a pressure file; false when absent (no PSI, psi=0 gives
+ * EOPNOTSUPP on read, unreadable, empty). */
+static bool read_psi(struct collector *c, int dirfd, const char *path, int *slot,
+		     const char *where, struct psi_res *out)
+{
+	return psi_of_read(c, pf_read_kept(&c->rb, dirfd, path, slot, &c->wk.keep), where, out);
 }
 
 enum scalar { SC_ABSENT, SC_VALUE, SC_MAX };
