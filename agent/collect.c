@@ -525,7 +525,6 @@ static void emit_host_psi(struct collector *c)
 
 /* What one cgroup directory yielded; written only when something was read. */
 struct cg_data {
-	bool any;
 	bool psi_ok;
 	struct psi_res psi;
 	enum scalar cur, max, swap;	/* swap SC_MAX here means JSON null */
@@ -549,10 +548,8 @@ static void read_cg_v2(struct collector *c, int dfd, struct cg_node *nd, const c
 	d->psi_ok = psi_of_read(c, cg_read(&c->wk, nd, dfd, "memory.pressure", F_PRESSURE, false,
 					   &c->rb), where, &d->psi);
 	d->fresh = d->psi_ok;
-	if (!c->v2_memory) {
-		d->any = d->psi_ok;	/* the controller's files cannot exist */
-		return;
-	}
+	if (!c->v2_memory)
+		return;	/* the controller's files cannot exist */
 	d->cur = cg_scalar(c, nd, dfd, "memory.current", F_CURRENT, false, where, &d->cur_v, &err);
 	if (d->cur == SC_MAX)
 		d->cur = SC_ABSENT;	/* usage is never "max": garbage (fuzzing found it) */
@@ -570,8 +567,6 @@ static void read_cg_v2(struct collector *c, int dfd, struct cg_node *nd, const c
 			d->set_v[d->nset++] = v;
 		}
 	}
-	d->any = d->psi_ok || d->cur != SC_ABSENT || d->max != SC_ABSENT ||
-		 d->swap != SC_ABSENT || d->nset > 0;
 }
 
 static void read_cg_v1(struct collector *c, int dfd, struct cg_node *nd, const char *where,
@@ -604,7 +599,6 @@ static void read_cg_v1(struct collector *c, int dfd, struct cg_node *nd, const c
 		d->set_name[d->nset] = "memory.swappiness";
 		d->set_v[d->nset++] = v;
 	}
-	d->any = d->cur != SC_ABSENT || d->max != SC_ABSENT || d->nset > 0;
 }
 
 static void emit_scalar(struct jw *w, const char *key, enum scalar s, int64_t v)
