@@ -1,9 +1,13 @@
 # vmscope build. Plain `make` only builds; `make deps` installs Debian packages.
 # Sources are picked up by directory, so adding a module needs no edit here:
-#   common/*.c  linked into every program
-#   agent/*.c   -> bin/vmscope-agent
-#   server/*.c  -> bin/vmscope-server (server/replay_main.c -> bin/vmscope-replay)
-#   tests/unit/test_*.c -> one unit-test binary each, linked with common + server objects
+#   common/*.c      linked into every program
+#   agent/*.c       -> bin/vmscope-agent
+#   detect/*.c      the detector engine: no HTTP, no database; linked by the
+#                   server, the replay tool and the tests
+#   server/*/*.c    -> bin/vmscope-server (one folder per subsystem)
+#   replay/*.c      -> bin/vmscope-replay (detect + common only)
+#   tests/unit/test_*.c -> one unit-test binary each, linked with common,
+#                   detect and server objects
 # `make SANITIZE=address,undefined` builds into build/san and bin/san instead.
 
 CC      ?= cc
@@ -26,23 +30,28 @@ else
   BIN      := bin
 endif
 
-CFLAGS  += $(STD) $(OPT) $(WARN) $(SANFLAGS) -Icommon -Iserver -Iagent -Ibench $(PKG_CFLAGS)
+CFLAGS  += $(STD) $(OPT) $(WARN) $(SANFLAGS) -Icommon -Idetect $(addprefix -I,$(SERVER_DIRS)) -Iagent -Ibench $(PKG_CFLAGS)
 # the server finds its migrations in this checkout unless --schema / schema_dir says otherwise
 CFLAGS  += -DVMSCOPE_SCHEMA_DIR='"$(CURDIR)/schema"'
 LDFLAGS += $(SANFLAGS)
 
+SERVER_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard server/*/*.c))))
 COMMON_SRC := $(wildcard common/*.c)
 AGENT_SRC  := $(wildcard agent/*.c)
-SERVER_SRC := $(filter-out server/main.c server/replay_main.c,$(wildcard server/*.c))
+DETECT_SRC := $(wildcard detect/*.c)
+REPLAY_SRC := $(wildcard replay/*.c)
+SERVER_SRC := $(filter-out server/core/main.c,$(wildcard server/*/*.c))
 TEST_SRC   := $(wildcard tests/unit/test_*.c)
 
 COMMON_OBJ := $(COMMON_SRC:%.c=$(OUT)/%.o)
 AGENT_OBJ  := $(AGENT_SRC:%.c=$(OUT)/%.o)
+DETECT_OBJ := $(DETECT_SRC:%.c=$(OUT)/%.o)
+REPLAY_OBJ := $(REPLAY_SRC:%.c=$(OUT)/%.o)
 SERVER_OBJ := $(SERVER_SRC:%.c=$(OUT)/%.o)
 TEST_BINS  := $(TEST_SRC:tests/unit/%.c=$(BIN)/tests/%)
 
 PROGS := $(BIN)/vmscope-server $(BIN)/vmscope-agent
-ifneq ($(wildcard server/replay_main.c),)
+ifneq ($(REPLAY_SRC),)
 PROGS += $(BIN)/vmscope-replay
 endif
 
@@ -50,7 +59,7 @@ endif
 all: $(PROGS) $(TEST_BINS)
 
 # The server's default --web and --schema are this source tree's (config.c).
-$(OUT)/server/config.o: CFLAGS += -DVMSCOPE_WEB_DIR='"$(CURDIR)/web"' -DVMSCOPE_SCHEMA_DIR='"$(CURDIR)/schema"'
+$(OUT)/server/core/config.o: CFLAGS += -DVMSCOPE_WEB_DIR='"$(CURDIR)/web"' -DVMSCOPE_SCHEMA_DIR='"$(CURDIR)/schema"'
 
 $(OUT)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -60,18 +69,18 @@ $(BIN)/vmscope-agent: $(AGENT_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BIN)/vmscope-server: $(OUT)/server/main.o $(SERVER_OBJ) $(COMMON_OBJ)
+$(BIN)/vmscope-server: $(OUT)/server/core/main.o $(SERVER_OBJ) $(DETECT_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BIN)/vmscope-replay: $(OUT)/server/replay_main.o $(SERVER_OBJ) $(COMMON_OBJ)
+$(BIN)/vmscope-replay: $(REPLAY_OBJ) $(DETECT_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # Unit tests link every non-main object; agent modules are linked in too
 # (minus agent/main.c) so agent parsers can be tested directly.
 AGENT_LIB_OBJ := $(filter-out $(OUT)/agent/main.o,$(AGENT_OBJ))
-$(BIN)/tests/%: $(OUT)/tests/unit/%.o $(SERVER_OBJ) $(AGENT_LIB_OBJ) $(COMMON_OBJ) $(OUT)/bench/gen.o
+$(BIN)/tests/%: $(OUT)/tests/unit/%.o $(SERVER_OBJ) $(DETECT_OBJ) $(AGENT_LIB_OBJ) $(COMMON_OBJ) $(OUT)/bench/gen.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
@@ -80,7 +89,7 @@ $(BIN)/vmscope-loadgen: $(OUT)/bench/loadgen.o $(OUT)/bench/gen.o $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(BIN)/vmscope-bulkload: $(OUT)/bench/bulkload.o $(OUT)/bench/gen.o $(SERVER_OBJ) $(COMMON_OBJ)
+$(BIN)/vmscope-bulkload: $(OUT)/bench/bulkload.o $(OUT)/bench/gen.o $(SERVER_OBJ) $(DETECT_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
@@ -125,7 +134,7 @@ soak: deps
 		tests/e2e/test_pg_restart.sh
 
 # instructions per parsed sample under callgrind (docs/scaling.md)
-$(BIN)/vmscope-parsecost: $(OUT)/bench/parsecost.o $(OUT)/bench/gen.o $(SERVER_OBJ) $(COMMON_OBJ)
+$(BIN)/vmscope-parsecost: $(OUT)/bench/parsecost.o $(OUT)/bench/gen.o $(SERVER_OBJ) $(DETECT_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 

@@ -8,7 +8,7 @@ rollups, values in a reused block, selection instead of sorting) against.
 Reads the answer's group_by (kernel only), a, b, since and until, then
 from the database with plain SELECTs: the hosts and their kernel at until
 (host_meta), every host-level rollup_5m row of the window (sum and count of
-each slot, the slot numbers parsed from server/store_rollup.c) and the
+each slot, the slot numbers parsed from server/store/store_rollup.c) and the
 alerts. Recomputes every figure by the definitions of docs/api.md
 "Compare" (compare.c's header) with sorted lists and plain loops, and
 prints one line per mismatch ("ok N" when there is none). Exit status 0
@@ -26,7 +26,7 @@ STEP = 300000
 
 
 def slots():
-    src = open(os.path.join(ROOT, "server", "store_rollup.c")).read()
+    src = open(os.path.join(ROOT, "server", "store", "store_rollup.c")).read()
     body = src[src.index("rollup_metric[ROLLUP_NSLOT] = {"):]
     body = body[:body.index("};")]
     body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)

@@ -6,7 +6,7 @@
 # bodies and the streaming parser still a few KiB per parsed sample; without
 # a bound, 16 such uploads at once took 207 MiB at 2 MiB each with the
 # streaming parser (541 MiB with jansson; ~3 GB at 8 MiB).
-# server/membudget.c reserves each body's buffer and its parse from one
+# server/core/membudget.c reserves each body's buffer and its parse from one
 # --max-inflight-bytes budget: requests that find it spent are answered 503
 # with Retry-After, the rest get their 400 naming the field, nothing is
 # stored, the server's peak memory (VmHWM) stays near the budget and it

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../server/alert_store.h"
-#include "../../server/detect.h"
-#include "../../server/store_internal.h"
+#include "alert_store.h"
+#include "detect.h"
+#include "store_internal.h"
 #include "harness.h"
 #include "testdb.h"
 #include "sample.h"

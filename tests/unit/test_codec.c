@@ -1,4 +1,4 @@
-/* Unit tests for the sample value codec (server/codec.c): round trips of
+/* Unit tests for the sample value codec (server/store/codec.c): round trips of
  * keyframes and deltas, SAMPLE_NULL, extremes, removals, cgroup sections,
  * single-metric lookups, and malformed input. */
 #include "harness.h"

@@ -1,4 +1,4 @@
-/* test_compare.c - server/compare.c without a database: rows of two groups
+/* test_compare.c - server/api/compare.c without a database: rows of two groups
  * of hosts in, figures out. Checks the definitions of docs/api.md
  * "Compare" on numbers worked by hand: the scan-weighted host efficiency,
  * alert minutes per host-day, histogram counts, the verdict's direction,

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../server/detect_engine.h"
-#include "../../server/detect_feat.h"
-#include "../../server/detect_mem.h"
+#include "detect_engine.h"
+#include "detect_feat.h"
+#include "detect_mem.h"
 #include "harness.h"
-#include "../../server/rates.h"
+#include "rates.h"
 #include "sample.h"
 #include "../../bench/gen.h"
 

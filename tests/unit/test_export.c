@@ -1,4 +1,4 @@
-/* test_export.c - store_export_* (server/store_export.c) against a real
+/* test_export.c - store_export_* (server/store/store_export.c) against a real
  * PostgreSQL: samples stored through store_put_samples come back exactly,
  * field by field, in ts order: generated hosts with cgroups across a UTC day
  * boundary and page boundaries, late rows between stored ones, and

@@ -1,4 +1,4 @@
-/* Unit tests for the counter/gauge table (server/metric_kind.c), checked
+/* Unit tests for the counter/gauge table (server/store/metric_kind.c), checked
  * against the kernel semantics in RECLAIM-NOTES.md. */
 #include "harness.h"
 #include "metric_kind.h"

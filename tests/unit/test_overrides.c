@@ -1,4 +1,4 @@
-/* test_overrides.c - detector overrides (server/overrides.c): parsing and
+/* test_overrides.c - detector overrides (detect/overrides.c): parsing and
  * its refusals, the JSON round trip, resolution by specificity per
  * parameter (host > label > fleet, label ties by key then value), and what
  * a resolved parameter does to a detector level. */
@@ -7,8 +7,8 @@
 #include <jansson.h>
 #include <math.h>
 
-#include "../../server/detect_engine.h"
-#include "../../server/overrides.h"
+#include "detect_engine.h"
+#include "overrides.h"
 
 static json_t *parse(const char *s)
 {

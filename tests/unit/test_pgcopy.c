@@ -1,4 +1,4 @@
-/* test_pgcopy.c - server/pgcopy.c's parser of binary COPY data on byte
+/* test_pgcopy.c - server/store/pgcopy.c's parser of binary COPY data on byte
  * streams built by hand: the header with and without an extension, rows
  * of int4, int8, float8 and NULL fields, the trailer, and every way the
  * data can be cut short or be inconsistent (errors, never reads past the

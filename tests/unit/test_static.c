@@ -1,4 +1,4 @@
-/* Tests of the dashboard file server's pure parts (server/static.c): which
+/* Tests of the dashboard file server's pure parts (server/http/static.c): which
  * Accept-Encoding values get gzip, which types are compressed, that the
  * gzip output inflates back to the input, and that the ETag changes with
  * the file's size, mtime and encoding. */

@@ -1,4 +1,4 @@
-/* test_stats.c - server/stats.c against values checked outside this code:
+/* test_stats.c - server/api/stats.c against values checked outside this code:
  * the Mann-Whitney example of the scipy.stats.mannwhitneyu documentation
  * (U 17, exact p 0.1111, asymptotic p 0.11134688653314041), p values from
  * enumerating every split of the ranks (python itertools, by brute force),

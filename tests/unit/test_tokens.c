@@ -1,5 +1,5 @@
-/* test_tokens.c - hashed ingest tokens (server/tokens.c) and the TLS PEM
- * loader (server/tls.c): SHA-256 against known vectors, static tokens
+/* test_tokens.c - hashed ingest tokens (server/auth/tokens.c) and the TLS PEM
+ * loader (server/http/tls.c): SHA-256 against known vectors, static tokens
  * found by hash, the table consulted with its cache (a row added shows up
  * only after TOKENS_CACHE_MS, a revoked one disappears), and PEM files
  * refused when they are not what the flag says. Needs VMSCOPE_TEST_DB. */

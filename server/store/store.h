@@ -188,11 +188,11 @@ struct alert_query {
 };
 
 /* GET /api/v1/alerts as CONTRACT.md §3: *out = new reference to {"alerts":[...]}.
- * Implemented by the detectors (server/alert_store.c), which own the table. */
+ * Implemented by the detectors (server/store/alert_store.c), which own the table. */
 int store_alerts(struct store *st, const struct alert_query *q, json_t **out,
 		 char *err, size_t errlen);
 
-/* Export (server/store_export.c): a host's stored samples with
+/* Export (server/store/store_export.c): a host's stored samples with
  * since_ms <= ts <= until_ms, in ts order, decoded back whole (every field
  * as posted, unknown counters and nulls included; see the file for where
  * boot_id, kernel, agent_version and labels come from). Open returns the
@@ -208,7 +208,7 @@ int store_export_next(struct store_export *x, struct sample *s, char *err, size_
 void store_export_close(struct store_export *x);
 
 /* Derived reclaim signals of a host from its two newest stored samples
- * (server/store_signals.c), for /metrics. A value is NAN when it cannot be
+ * (server/store/store_signals.c), for /metrics. A value is NAN when it cannot be
  * computed (one sample, a reboot or counter reset between the two, the
  * counters missing, no pages scanned for the efficiency). */
 struct host_signals {
