@@ -47,7 +47,7 @@ CREATE TABLE cgroups (
 
 -- Raw samples, one row per (host, ts), partitioned by day of ts (UTC) so
 -- that retention drops whole partitions. d holds the host-level values and
--- c every cgroup's, both encoded by server/codec.c against an earlier row
+-- c every cgroup's, both encoded by server/store/codec.c against an earlier row
 -- of the same host (d starts with uvarint(ts_ms - base ts_ms), 0 meaning
 -- self-contained). kf marks a row that starts a delta chain: every later
 -- in-order row up to the next kf row decodes from it. Column order packs

@@ -1,5 +1,5 @@
 -- 010_alerts.sql - alerts raised by the detectors (docs/api.md "Alerts table",
--- CONTRACT.md §3). Owned by server/alert_store.c; read by GET /api/v1/alerts.
+-- CONTRACT.md §3). Owned by server/store/alert_store.c; read by GET /api/v1/alerts.
 CREATE TABLE alerts (
   id bigserial PRIMARY KEY, host text NOT NULL, cgroup text,  -- NULL: host-wide
   kind text NOT NULL, severity text NOT NULL CHECK (severity IN ('warning','critical')),

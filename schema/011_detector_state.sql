@@ -1,5 +1,5 @@
 -- 011_detector_state.sql - what the detectors remember per host between
--- ingest requests and across server restarts (server/detect.c).
+-- ingest requests and across server restarts (server/ingest/detect.c).
 -- state is the engine's own versioned binary format (det_host_save); the
 -- row is locked FOR UPDATE while a request feeds that host's samples, which
 -- serialises concurrent requests for one host, across servers too.

@@ -1,5 +1,5 @@
 -- 020_host_meta.sql - the history of a host's descriptive fields (kernel,
--- agent_version, labels), so that an export (server/store_export.c) gives
+-- agent_version, labels), so that an export (server/store/store_export.c) gives
 -- every sample the values it was posted with, not the host's current ones.
 --
 -- Samples rows carry only numbers; these strings change rarely (a reboot

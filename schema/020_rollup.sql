@@ -1,5 +1,5 @@
 -- 020_rollup.sql - 5-minute rollups of the metrics the fleet view and long
--- series ranges need (server/store_rollup.c, docs/design.md "Rollups").
+-- series ranges need (server/store/store_rollup.c, docs/design.md "Rollups").
 -- One row per (host, cgroup or 0, 5-minute bucket); slot i of the fixed
 -- metric list in store_rollup.c has nI (non-null values), sI (their sum),
 -- loI / hiI (min / max), of the same values GET .../series returns (rates

@@ -1,5 +1,5 @@
 -- 020_tokens.sql - ingest tokens managed with `vmscope-server token add /
--- revoke / list` (server/token_cli.c). Only the SHA-256 of a token is kept
+-- revoke / list` (server/auth/token_cli.c). Only the SHA-256 of a token is kept
 -- (64 lowercase hex digits): the table holds nothing an agent could post
 -- with. A revoked token keeps its row (and its name) for the record;
 -- running servers re-read the unrevoked ones every few seconds.

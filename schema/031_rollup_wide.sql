@@ -1,6 +1,6 @@
 -- 031_rollup_wide.sql - slots 10..32 of rollup_5m: every host-level metric
 -- the host view charts and every figure GET /api/v1/compare needs, so a
--- host's 7-day view reads no raw rows (server/store_rollup.c lists what
+-- host's 7-day view reads no raw rows (server/store/store_rollup.c lists what
 -- each slot holds on each kernel). Same layout as 020_rollup.sql: nI
 -- (non-null values), sI (their sum), loI / hiI (min / max). Adding columns
 -- with constant defaults rewrites no partition; buckets written before

@@ -1,5 +1,5 @@
 -- 040_notify.sql - silences and the notification outbox (docs/notify.md).
--- Owned by server/silence.c (silences) and server/notify.c (outbox).
+-- Owned by server/notify/silence.c (silences) and server/notify/notify.c (outbox).
 
 -- A silence keeps matching alerts recorded and shown but holds their
 -- notifications back while it is active (starts_at <= now() < until, not

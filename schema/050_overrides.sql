@@ -1,5 +1,5 @@
 -- 050_overrides.sql - operator overrides of the detectors (docs/detectors.md
--- "Overrides", server/overrides.h). One row per place (a host, an agent
+-- "Overrides", detect/overrides.h). One row per place (a host, an agent
 -- label key=value, or the whole fleet when both are NULL) and kind; params
 -- holds the parameters the rule sets. The detector engine reads the table
 -- inside each ingest transaction, so a change applies to the next sample.

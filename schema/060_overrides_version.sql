@@ -1,6 +1,6 @@
 -- 060_overrides_version.sql - a counter that moves with every change to
 -- detector_overrides, so that the server can keep the rules in memory and
--- re-read them only when they changed (server/detect.c). The ingest
+-- re-read them only when they changed (server/ingest/detect.c). The ingest
 -- transaction reads the counter in the statement that locks the hosts'
 -- detector state (no extra round trip); a server that sees a value other
 -- than the one it cached reloads the rules. Every writer of the table goes

@@ -1,6 +1,6 @@
 -- 070_cgroup_rollup.sql - 5-minute rollups of the cgroup metrics the
 -- dashboard charts, written by a background job off the ingest path
--- (server/store_cgrollup.c, docs/design.md "Cgroup rollups").
+-- (server/store/store_cgrollup.c, docs/design.md "Cgroup rollups").
 --
 -- One row per (cgroup, closed 5-minute bucket). b5 is the bucket number
 -- (bucket start ms / 300000: an int4 next to the int4 cgroup id leaves no

@@ -1,5 +1,5 @@
 -- 080_detector_state_hot.sql - every ingest transaction rewrites the
--- detector_state row of each of its hosts (server/detect.c); make that
+-- detector_state row of each of its hosts (server/ingest/detect.c); make that
 -- rewrite a cheap in-place (HOT) update. Measured in docs/scaling.md §1.
 --
 -- * No index on last_ts_ms: it changes on every update, so the index made
