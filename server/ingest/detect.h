@@ -33,7 +33,7 @@ long long detect_engine_ovr_loads(struct detect_engine *eng);
  * samples (sorted by host, ts) to the detectors, writes alerts and detector
  * state through conn. Returns 0, or -1 with err written (the ingest
  * transaction then rolls back and the client gets 503/500). The state
- * update may still be in flight when it returns (pipelined, store_prep.c):
+ * update may still be in flight when it returns (pipelined, store_sql.c):
  * the caller commits with store_commit or runs store_pipe_finish before
  * any other statement (store_internal.h). */
 int detect_store_hook(void *ctx, PGconn *conn, const struct sample *const *fresh, size_t nfresh,

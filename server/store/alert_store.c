@@ -258,7 +258,7 @@ int alert_store_save_states(PGconn *c, const struct det_state_save *s, size_t n,
 	const char *prm[4] = { (const char *)h.p, (const char *)st.p, (const char *)t.p, (const char *)iv.p };
 	const int lens[4] = { 0, (int)st.len, 0, 0 };
 	const int fmts[4] = { 0, 1, 0, 0 };
-	/* sent without waiting: its result comes back with COMMIT (store_prep.c) */
+	/* sent without waiting: its result comes back with COMMIT (store_sql.c) */
 	if (store_q_prep_send(c, STORE_PREP_DET_SAVE,
 			      "UPDATE detector_state d SET state = u.s, last_ts_ms = u.l, interval_ms = u.i, "
 			      "silent = false, updated_at = now() FROM unnest($1::text[], $2::bytea[], $3::bigint[], "

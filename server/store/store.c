@@ -1,6 +1,9 @@
-/* store.c - the store's lifecycle, SQL helpers, partitions, and the small
- * read queries (hosts, cgroups, metrics). Ingest is in store_put.c, series
- * in store_series.c, encoding state in store_state.c. Design: docs/design.md.
+/* store.c - the top of the store: its lifecycle (open, migrations, close),
+ * retention, and the small read queries (hosts, cgroups, metrics). Ingest
+ * is in store_put.c, series in store_series.c, encoding state in
+ * store_state.c. Calls go down only: store.c calls the other store_*.c
+ * files, which call store_sql.c, store_partition.c and store_lookup.c at
+ * the bottom and never store.c. Design: docs/design.md.
  */
 #include "store_internal.h"
 #include "store_rollup.h"
@@ -21,136 +24,6 @@
 #define VMSCOPE_SCHEMA_DIR "schema"
 #endif
 
-/* SQLSTATEs that mean "the database is not there (or too busy) right
- * now": the client should retry later, so STORE_EUNAVAIL (HTTP 503). */
-bool store_unavailable_state(const char *s)
-{
-	return s && (strncmp(s, "08", 2) == 0 || strcmp(s, "57P01") == 0 || strcmp(s, "57P02") == 0 ||
-		     strcmp(s, "57P03") == 0 || strcmp(s, "53300") == 0 ||
-		     strcmp(s, "55P03") == 0 || strcmp(s, "57014") == 0);	/* lock or statement timeout */
-}
-
-int store_q(PGconn *c, const char *sql, int nparams, const char *const *params, int binary,
-	    PGresult **out, const char *what, char *err, size_t errlen)
-{
-	int rc = store_pipe_finish(c, NULL, err, errlen);	/* pipelined writes first */
-	if (rc != STORE_OK) {
-		if (out)
-			*out = NULL;
-		return rc;
-	}
-	return store_result(c, PQexecParams(c, sql, nparams, NULL, params, NULL, NULL, binary), out,
-			    what, err, errlen);
-}
-
-int store_result(PGconn *c, PGresult *r, PGresult **out, const char *what, char *err, size_t errlen)
-{
-	ExecStatusType s = PQresultStatus(r);
-
-	if (out)
-		*out = NULL;
-	if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) {
-		if (out)
-			*out = r;
-		else
-			PQclear(r);
-		return STORE_OK;
-	}
-	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
-	const char *m = r ? PQresultErrorMessage(r) : PQerrorMessage(c);
-	size_t n = strlen(m);
-	while (n && (m[n - 1] == '\n' || m[n - 1] == ' '))
-		n--;
-	if (err && errlen)
-		snprintf(err, errlen, "could not %s: %.*s", what, (int)n, m);
-	int rc = (PQstatus(c) != CONNECTION_OK || store_unavailable_state(state)) ? STORE_EUNAVAIL : STORE_EINTERNAL;
-	PQclear(r);
-	return rc;
-}
-
-int store_q_begin(PGconn *c, const char *sql, int nparams, const char *const *params, int binary,
-		  PGresult **out, const char *what, char *err, size_t errlen)
-{
-	PGresult *r, *res = NULL;
-	int rc = STORE_OK;
-
-	*out = NULL;
-	if ((rc = store_pipe_finish(c, NULL, err, errlen)) != STORE_OK)
-		return rc;
-	if (!PQenterPipelineMode(c) ||
-	    !PQsendQueryParams(c, "BEGIN", 0, NULL, NULL, NULL, NULL, 0) ||
-	    !PQsendQueryParams(c, sql, nparams, NULL, params, NULL, NULL, binary) || !PQpipelineSync(c)) {
-		snprintf(err, errlen, "could not %s: %s", what, PQerrorMessage(c));
-		PQexitPipelineMode(c);
-		return PQstatus(c) == CONNECTION_OK ? STORE_EINTERNAL : STORE_EUNAVAIL;
-	}
-	/* two statements, each a result then NULL, then the sync marker */
-	for (int q = 0; q < 2; q++) {
-		while ((r = PQgetResult(c))) {
-			ExecStatusType st = PQresultStatus(r);
-			if (rc == STORE_OK && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-				const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-				const char *m = PQresultErrorMessage(r);
-				size_t n = strlen(m);
-				while (n && (m[n - 1] == '\n' || m[n - 1] == ' '))
-					n--;
-				snprintf(err, errlen, "could not %s: %.*s", what, (int)n, *m ? m : "pipeline aborted");
-				rc = (PQstatus(c) != CONNECTION_OK || store_unavailable_state(state)) ? STORE_EUNAVAIL
-												 : STORE_EINTERNAL;
-			}
-			if (q == 1 && st == PGRES_TUPLES_OK && !res)
-				res = r;
-			else
-				PQclear(r);
-			if (PQstatus(c) != CONNECTION_OK)
-				break;
-		}
-		if (PQstatus(c) != CONNECTION_OK)
-			break;
-	}
-	if (PQstatus(c) == CONNECTION_OK) {
-		r = PQgetResult(c);	/* PGRES_PIPELINE_SYNC */
-		PQclear(r);
-		PQexitPipelineMode(c);
-	} else {
-		rc = STORE_EUNAVAIL;
-		if (err && errlen && !*err)
-			snprintf(err, errlen, "could not %s: connection lost", what);
-	}
-	if (rc != STORE_OK) {
-		PQclear(res);
-		return rc;
-	}
-	*out = res;
-	return STORE_OK;
-}
-
-int64_t store_get_i64(const PGresult *r, int row, int col)
-{
-	uint64_t v;
-	memcpy(&v, PQgetvalue(r, row, col), 8);
-	return (int64_t)be64toh(v);
-}
-
-int32_t store_get_i32(const PGresult *r, int row, int col)
-{
-	uint32_t v;
-	memcpy(&v, PQgetvalue(r, row, col), 4);
-	return (int32_t)ntohl(v);
-}
-
-int16_t store_get_i16(const PGresult *r, int row, int col)
-{
-	uint16_t v;
-	memcpy(&v, PQgetvalue(r, row, col), 2);
-	return (int16_t)ntohs(v);
-}
-
-bool store_get_bool(const PGresult *r, int row, int col)
-{
-	return PQgetvalue(r, row, col)[0] != 0;
-}
-
 void store_rfc3339(int64_t ts_ms, char *buf, size_t cap)
 {
 	time_t t = (time_t)(store_day(ts_ms) * 86400 + (ts_ms - store_day(ts_ms) * STORE_DAY_MS) / 1000);
@@ -159,93 +32,6 @@ void store_rfc3339(int64_t ts_ms, char *buf, size_t cap)
 	int ms = (int)(((ts_ms % 1000) + 1000) % 1000);
 	snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
 		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
-}
-
-static void partition_name(int64_t day, char *buf, size_t cap)
-{
-	time_t t = (time_t)(day * 86400);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	snprintf(buf, cap, "samples_%04d%02d%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
-}
-
-/* Day number of a partition name, or INT64_MIN when not one of ours. */
-static int64_t partition_day(const char *name)
-{
-	int y, m, d;
-	char tail;
-	if (sscanf(name, "samples_%4d%2d%2d%c", &y, &m, &d, &tail) != 3)
-		return INT64_MIN;
-	struct tm tm = { .tm_year = y - 1900, .tm_mon = m - 1, .tm_mday = d };
-	time_t t = timegm(&tm);
-	return t == (time_t)-1 ? INT64_MIN : (int64_t)t / 86400;
-}
-
-static bool day_known_locked(const struct store *st, int64_t day)
-{
-	size_t lo = 0, hi = st->ndays;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (st->days[mid] == day)
-			return true;
-		if (st->days[mid] < day)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
-static void day_add_locked(struct store *st, int64_t day)
-{
-	if (day_known_locked(st, day))
-		return;
-	if (st->ndays == st->capdays) {
-		size_t ncap = st->capdays ? st->capdays * 2 : 64;
-		int64_t *nd = realloc(st->days, ncap * sizeof(*nd));
-		if (!nd)
-			return;	/* only a cache: the partition is checked again next time */
-		st->days = nd;
-		st->capdays = ncap;
-	}
-	size_t i = st->ndays;
-	while (i > 0 && st->days[i - 1] > day) {
-		st->days[i] = st->days[i - 1];
-		i--;
-	}
-	st->days[i] = day;
-	st->ndays++;
-}
-
-int store_ensure_partitions(struct store *st, PGconn *c, const int64_t *days, size_t n,
-			    char *err, size_t errlen)
-{
-	for (size_t i = 0; i < n; i++) {
-		pthread_mutex_lock(&st->mu);
-		bool known = day_known_locked(st, days[i]);
-		pthread_mutex_unlock(&st->mu);
-		if (known)
-			continue;
-		char name[64], sql[512];
-		partition_name(days[i], name, sizeof(name));
-		/* serialised with other servers creating the same partition:
-		 * IF NOT EXISTS alone races */
-		snprintf(sql, sizeof(sql),
-			 "DO $$BEGIN PERFORM set_config('lock_timeout', '10s', true); "
-			 "PERFORM pg_advisory_xact_lock(7666); "
-			 "IF to_regclass('%s') IS NULL THEN "
-			 "CREATE TABLE %s PARTITION OF samples FOR VALUES FROM (%lld) TO (%lld); "
-			 "END IF; END$$",
-			 name, name, (long long)(days[i] * STORE_DAY_MS),
-			 (long long)((days[i] + 1) * STORE_DAY_MS));
-		int rc = store_q(c, sql, 0, NULL, 0, NULL, "create a partition", err, errlen);
-		if (rc != STORE_OK)
-			return rc;
-		pthread_mutex_lock(&st->mu);
-		day_add_locked(st, days[i]);
-		pthread_mutex_unlock(&st->mu);
-	}
-	return STORE_OK;
 }
 
 int store_open(struct store **out, const struct store_config *cfg, char *err, size_t errlen)
@@ -316,17 +102,6 @@ void store_close(struct store *st)
 	free(st);
 }
 
-PGconn *store_conn_get(struct store *st)
-{
-	char err[256];
-	return db_pool_get(st->pool, STORE_POOL_WAIT_MS, err, sizeof(err));
-}
-
-void store_conn_put(struct store *st, PGconn *conn, bool broken)
-{
-	db_pool_put(st->pool, conn, broken);
-}
-
 bool store_ping(struct store *st)
 {
 	char err[256];
@@ -343,49 +118,6 @@ int64_t store_oldest_accepted_ms(const struct store *st, int64_t now_ms)
 	return now_ms - (int64_t)st->retention_days * STORE_DAY_MS;
 }
 
-int store_metric_id(struct store *st, PGconn *c, const char *name, int32_t *id, char *err, size_t errlen)
-{
-	uint32_t did = dict_lookup(name);
-	PGresult *r;
-
-	*id = 0;
-	if (did) {
-		pthread_mutex_lock(&st->mu);
-		*id = st->metric_db[did];
-		pthread_mutex_unlock(&st->mu);
-		if (*id)
-			return STORE_OK;
-	}
-	const char *p[1] = { name };
-	int rc = store_q(c, "SELECT id FROM metric_names WHERE name = $1", 1, p, 1, &r,
-			 "look up a metric", err, errlen);
-	if (rc != STORE_OK)
-		return rc;
-	if (PQntuples(r) == 1)
-		*id = store_get_i32(r, 0, 0);
-	PQclear(r);
-	return STORE_OK;
-}
-
-int store_host_id(PGconn *c, const char *host, int32_t *id, int64_t *last_ts, char *err, size_t errlen)
-{
-	const char *p[1] = { host };
-	PGresult *r;
-	int rc = store_q(c, "SELECT id, coalesce(last_ts_ms, 0) FROM hosts WHERE name = $1 AND samples > 0", 1, p, 1, &r,
-			 "look up the host", err, errlen);
-	if (rc != STORE_OK)
-		return rc;
-	if (PQntuples(r) != 1) {
-		PQclear(r);
-		snprintf(err, errlen, "no such host: %s", host);
-		return STORE_ENOTFOUND;
-	}
-	*id = store_get_i32(r, 0, 0);
-	if (last_ts)
-		*last_ts = store_get_i64(r, 0, 1);
-	PQclear(r);
-	return STORE_OK;
-}
 
 /* Gets a connection or fails with STORE_EUNAVAIL. */
 static PGconn *get_conn(struct store *st, int *rc, char *err, size_t errlen)
@@ -729,7 +461,6 @@ out:
 int store_drop_expired(struct store *st, int64_t now_ms, int *ndropped, char *err, size_t errlen)
 {
 	int rc;
-	PGresult *r = NULL;
 	PGconn *c = get_conn(st, &rc, err, errlen);
 
 	*ndropped = 0;
@@ -740,32 +471,7 @@ int store_drop_expired(struct store *st, int64_t now_ms, int *ndropped, char *er
 	int64_t ahead[2] = { today, today + 1 };
 	if ((rc = store_ensure_partitions(st, c, ahead, 2, err, errlen)) != STORE_OK)
 		goto out;
-	rc = store_q(c, "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
-		     "WHERE i.inhparent = 'samples'::regclass", 0, NULL, 0, &r, "list partitions", err, errlen);
-	if (rc != STORE_OK)
-		goto out;
-	int64_t cutoff = store_oldest_accepted_ms(st, now_ms);
-	for (int i = 0; i < PQntuples(r); i++) {
-		const char *name = PQgetvalue(r, i, 0);
-		int64_t day = partition_day(name);
-		if (day == INT64_MIN || (day + 1) * STORE_DAY_MS > cutoff)
-			continue;
-		char sql[128];
-		snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s", name);
-		if ((rc = store_q(c, sql, 0, NULL, 0, NULL, "drop an expired partition", err, errlen)) != STORE_OK)
-			break;
-		pthread_mutex_lock(&st->mu);
-		for (size_t k = 0; k < st->ndays; k++) {
-			if (st->days[k] == day) {
-				memmove(st->days + k, st->days + k + 1, (st->ndays - k - 1) * sizeof(*st->days));
-				st->ndays--;
-				break;
-			}
-		}
-		pthread_mutex_unlock(&st->mu);
-		(*ndropped)++;
-	}
-	PQclear(r);
+	rc = store_drop_partitions_before(st, c, store_oldest_accepted_ms(st, now_ms), ndropped, err, errlen);
 	if (rc == STORE_OK) {
 		int nroll = 0;
 		if ((rc = rollup_ensure_partitions(st, c, ahead, 2, err, errlen)) == STORE_OK)

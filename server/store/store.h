@@ -57,7 +57,7 @@ bool store_ping(struct store *st);
  * that samples, alerts and detector state commit together. Returns 0, or -1
  * to roll everything back (err written).
  *
- * The sample rows may still be on their way (pipelined, store_prep.c): a
+ * The sample rows may still be on their way (pipelined, store_sql.c): a
  * hook marked pipelined promises that its first statement goes through
  * store_q_prep / store_q_prep_fmt (store_internal.h), which carries them in
  * the same round trip and reports their failure; for any other hook they

@@ -1,6 +1,16 @@
 /* store_internal.h - what the store_*.c files share: the store struct, its
  * caches, SQL helpers and the per-host encoding state. Not for other
  * modules: they use store.h.
+ *
+ * Layers, calls going down only:
+ *   store.c                       lifecycle, retention, small reads
+ *   store_put.c, store_gc.c, store_series*.c, store_export.c, store_fleet.c,
+ *   store_compare.c, store_forget.c, store_signals.c, store_cgrollup.c,
+ *   store_rollup.c, alert_store.c  what the store does
+ *   store_state.c                 per-host encoding state and its caches
+ *   store_partition.c, store_lookup.c, store_conn.c
+ *   store_sql.c                   statements, results, pipelining
+ *   codec.c, pgarr.c, pgbin.c, pgcopy.c, db_pool.c, metric_kind.c
  */
 #ifndef VMSCOPE_STORE_INTERNAL_H
 #define VMSCOPE_STORE_INTERNAL_H
@@ -117,7 +127,7 @@ int store_q(PGconn *c, const char *sql, int nparams, const char *const *params, 
 /* store_q's handling of a result r of connection c (takes r). */
 int store_result(PGconn *c, PGresult *r, PGresult **out, const char *what, char *err, size_t errlen);
 
-/* Statements run as prepared statements (store_prep.c): the big ingest
+/* Statements run as prepared statements (store_sql.c): the big ingest
  * ones, whose parse and plan cost PostgreSQL more than running them. */
 enum store_prep_id {
 	STORE_PREP_WRITE, STORE_PREP_ROLLUP,
@@ -137,7 +147,7 @@ int store_q_prep_fmt(PGconn *c, enum store_prep_id id, const char *sql, int npar
 		     const char *const *params, const int *lengths, const int *formats, int binary,
 		     PGresult **out, const char *what, char *err, size_t errlen);
 
-/* Pipelined writes (store_prep.c): sends the prepared statement id without
+/* Pipelined writes (store_sql.c): sends the prepared statement id without
  * waiting for its result (the connection enters libpq pipeline mode). The
  * result is read, and a failure reported, by the next store_q_prep or
  * store_q_prep_fmt on the connection (its statement joins the pipeline:
@@ -178,6 +188,11 @@ bool store_get_bool(const PGresult *r, int row, int col);
  * (outside any transaction: DDL takes a strong lock on the parent). */
 int store_ensure_partitions(struct store *st, PGconn *c, const int64_t *days, size_t n,
 			    char *err, size_t errlen);
+
+/* Drops the samples partitions whose whole day is before cutoff (ms) and
+ * forgets them in the day cache; *ndropped counts them. */
+int store_drop_partitions_before(struct store *st, PGconn *c, int64_t cutoff, int *ndropped,
+				 char *err, size_t errlen);
 
 static inline int64_t store_day(int64_t ts_ms)
 {

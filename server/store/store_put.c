@@ -827,7 +827,7 @@ static int insert_rows(struct put *p)
 	for (int i = 0; i < HU_COLS + 2; i++)
 		prm[6 + i] = (const char *)more[i].p;
 	/* sent without waiting: the result comes back with the next statement
-	 * (the detectors' lock) or COMMIT (store_prep.c) */
+	 * (the detectors' lock) or COMMIT (store_sql.c) */
 	rc = store_q_prep_send(p->c, STORE_PREP_WRITE, write_sql, 6 + HU_COLS + 2, prm, lens, fmts, 0,
 			       "store samples", p->err, p->errlen);
 	if (rc == STORE_OK)
@@ -1002,7 +1002,7 @@ int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *fina
 	    (rc = run_hooks(&p, reqs, nreq, fresh)) != STORE_OK)
 		goto out;
 	*final = true;	/* COMMIT sent: on failure its outcome is unknown */
-	/* with the writes still in flight (store_prep.c): one round trip */
+	/* with the writes still in flight (store_sql.c): one round trip */
 	rc = store_commit(p.c, err, errlen);
 	in_tx = false;
 	if (rc == STORE_OK) {

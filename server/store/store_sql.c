@@ -1,7 +1,12 @@
-/* store_prep.c - store_q_prep: prepared statements per pooled connection.
+/* store_sql.c - the bottom layer of the store: running a statement and
+ * classifying its failure (store_q, store_q_begin, store_result), the
+ * accessors of binary result rows, prepared statements per pooled
+ * connection and pipelined writes. Calls nothing else of the store, so
+ * every other store_*.c can call it (store_internal.h).
  *
- * Why: the ingest statements are large (the row insert carries 18 arrays,
- * the rollup upsert 136 and 132 SET expressions) and with one or a few
+ * Prepared statements (store_q_prep): the ingest statements are large
+ * (the row insert carries 18 arrays, the rollup upsert 136 and 132 SET
+ * expressions) and with one or a few
  * samples per transaction PostgreSQL spent as long parsing and planning
  * them as running them (pg_stat_statements, docs/scaling.md). Prepared once
  * per connection they are only executed. The detectors' lock and save of
@@ -27,10 +32,142 @@
  */
 #include "store_internal.h"
 
+#include <arpa/inet.h>
+#include <endian.h>
 #include <libpq-events.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* SQLSTATEs that mean "the database is not there (or too busy) right
+ * now": the client should retry later, so STORE_EUNAVAIL (HTTP 503). */
+bool store_unavailable_state(const char *s)
+{
+	return s && (strncmp(s, "08", 2) == 0 || strcmp(s, "57P01") == 0 || strcmp(s, "57P02") == 0 ||
+		     strcmp(s, "57P03") == 0 || strcmp(s, "53300") == 0 ||
+		     strcmp(s, "55P03") == 0 || strcmp(s, "57014") == 0);	/* lock or statement timeout */
+}
+
+int store_q(PGconn *c, const char *sql, int nparams, const char *const *params, int binary,
+	    PGresult **out, const char *what, char *err, size_t errlen)
+{
+	int rc = store_pipe_finish(c, NULL, err, errlen);	/* pipelined writes first */
+	if (rc != STORE_OK) {
+		if (out)
+			*out = NULL;
+		return rc;
+	}
+	return store_result(c, PQexecParams(c, sql, nparams, NULL, params, NULL, NULL, binary), out,
+			    what, err, errlen);
+}
+
+int store_result(PGconn *c, PGresult *r, PGresult **out, const char *what, char *err, size_t errlen)
+{
+	ExecStatusType s = PQresultStatus(r);
+
+	if (out)
+		*out = NULL;
+	if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) {
+		if (out)
+			*out = r;
+		else
+			PQclear(r);
+		return STORE_OK;
+	}
+	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+	const char *m = r ? PQresultErrorMessage(r) : PQerrorMessage(c);
+	size_t n = strlen(m);
+	while (n && (m[n - 1] == '\n' || m[n - 1] == ' '))
+		n--;
+	if (err && errlen)
+		snprintf(err, errlen, "could not %s: %.*s", what, (int)n, m);
+	int rc = (PQstatus(c) != CONNECTION_OK || store_unavailable_state(state)) ? STORE_EUNAVAIL : STORE_EINTERNAL;
+	PQclear(r);
+	return rc;
+}
+
+int store_q_begin(PGconn *c, const char *sql, int nparams, const char *const *params, int binary,
+		  PGresult **out, const char *what, char *err, size_t errlen)
+{
+	PGresult *r, *res = NULL;
+	int rc = STORE_OK;
+
+	*out = NULL;
+	if ((rc = store_pipe_finish(c, NULL, err, errlen)) != STORE_OK)
+		return rc;
+	if (!PQenterPipelineMode(c) ||
+	    !PQsendQueryParams(c, "BEGIN", 0, NULL, NULL, NULL, NULL, 0) ||
+	    !PQsendQueryParams(c, sql, nparams, NULL, params, NULL, NULL, binary) || !PQpipelineSync(c)) {
+		snprintf(err, errlen, "could not %s: %s", what, PQerrorMessage(c));
+		PQexitPipelineMode(c);
+		return PQstatus(c) == CONNECTION_OK ? STORE_EINTERNAL : STORE_EUNAVAIL;
+	}
+	/* two statements, each a result then NULL, then the sync marker */
+	for (int q = 0; q < 2; q++) {
+		while ((r = PQgetResult(c))) {
+			ExecStatusType st = PQresultStatus(r);
+			if (rc == STORE_OK && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+				const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+				const char *m = PQresultErrorMessage(r);
+				size_t n = strlen(m);
+				while (n && (m[n - 1] == '\n' || m[n - 1] == ' '))
+					n--;
+				snprintf(err, errlen, "could not %s: %.*s", what, (int)n, *m ? m : "pipeline aborted");
+				rc = (PQstatus(c) != CONNECTION_OK || store_unavailable_state(state)) ? STORE_EUNAVAIL
+												 : STORE_EINTERNAL;
+			}
+			if (q == 1 && st == PGRES_TUPLES_OK && !res)
+				res = r;
+			else
+				PQclear(r);
+			if (PQstatus(c) != CONNECTION_OK)
+				break;
+		}
+		if (PQstatus(c) != CONNECTION_OK)
+			break;
+	}
+	if (PQstatus(c) == CONNECTION_OK) {
+		r = PQgetResult(c);	/* PGRES_PIPELINE_SYNC */
+		PQclear(r);
+		PQexitPipelineMode(c);
+	} else {
+		rc = STORE_EUNAVAIL;
+		if (err && errlen && !*err)
+			snprintf(err, errlen, "could not %s: connection lost", what);
+	}
+	if (rc != STORE_OK) {
+		PQclear(res);
+		return rc;
+	}
+	*out = res;
+	return STORE_OK;
+}
+
+int64_t store_get_i64(const PGresult *r, int row, int col)
+{
+	uint64_t v;
+	memcpy(&v, PQgetvalue(r, row, col), 8);
+	return (int64_t)be64toh(v);
+}
+
+int32_t store_get_i32(const PGresult *r, int row, int col)
+{
+	uint32_t v;
+	memcpy(&v, PQgetvalue(r, row, col), 4);
+	return (int32_t)ntohl(v);
+}
+
+int16_t store_get_i16(const PGresult *r, int row, int col)
+{
+	uint16_t v;
+	memcpy(&v, PQgetvalue(r, row, col), 2);
+	return (int16_t)ntohs(v);
+}
+
+bool store_get_bool(const PGresult *r, int row, int col)
+{
+	return PQgetvalue(r, row, col)[0] != 0;
+}
 
 /* at most this many commands wait in a pipeline (more are flushed first) */
 #define PIPE_MAX 16
