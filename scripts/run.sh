@@ -2,7 +2,9 @@
 # run.sh - `make run`: a PostgreSQL cluster of the project's own (unless
 # VMSCOPE_DB names a database), the server on 127.0.0.1:8080 with a generated
 # ingest token, and an agent on this machine posting to it. Ctrl-C or SIGTERM
-# stops all of it; nothing is left running or listening. VMSCOPE_VAR moves var/
+# stops all of it; nothing is left running or listening, and the exit status
+# is 0 (an orderly stop is not an error: make prints none). A server or agent
+# that exits on its own stops the rest and gives 1. VMSCOPE_VAR moves var/
 # (tests), VMSCOPE_BIN picks the binaries (default bin/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,8 +40,9 @@ cleanup() {
 	say "stopped"
 }
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# Ctrl-C reaches make, this script, the server and the agent at once; make
+# waits for this script and reports a non-zero status as "Error N"
+trap 'exit 0' INT TERM
 
 if ss -Hltn "sport = :${LISTEN##*:}" 2>/dev/null | grep -q .; then
 	say "cannot listen on $LISTEN: the port is in use (set VMSCOPE_LISTEN=ADDR:PORT)"
@@ -81,3 +84,4 @@ say "API:       curl http://$LISTEN/api/v1/hosts"
 say "press Ctrl-C to stop"
 wait -n "${pids[@]}" || true
 say "a process exited; shutting down"
+exit 1
