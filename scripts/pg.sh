@@ -6,6 +6,9 @@
 #   scripts/pg.sh stop DIR         stop it (fast shutdown), idempotent
 #   scripts/pg.sh status DIR       exit 0 when it runs
 #   scripts/pg.sh dir DIR          print where the cluster really lives (see below)
+#   scripts/pg.sh dbname CONNINFO NAME
+#                                  print CONNINFO (key=value words or a URI) naming
+#                                  database NAME instead of its own, with one dbname
 #
 # PostgreSQL refuses to run as root: as root the cluster belongs to Debian's
 # `postgres` user. When that user cannot reach DIR (a checkout under /root is
@@ -46,8 +49,28 @@ real_dir() {
 	fi
 }
 
+# CONNINFO with database NAME: every dbname= word (quoted or not) of a
+# key=value conninfo removed and one appended; a URI's path replaced.
+with_dbname() {
+	local ci=$1 name=$2
+	case "$ci" in
+	postgres://* | postgresql://*)
+		local rest=${ci#*://} query=
+		case "$rest" in *\?*) query="?${rest#*\?}"; rest=${rest%%\?*} ;; esac
+		printf '%s://%s/%s%s\n' "${ci%%://*}" "${rest%%/*}" "$name" "$query"
+		;;
+	*)
+		ci=$(printf '%s' "$ci" | sed -E "s/(^|[[:space:]]+)dbname[[:space:]]*=[[:space:]]*('([^'\\\\]|\\\\.)*'|[^[:space:]]*)//g; s/^[[:space:]]+//")
+		printf '%s%sdbname=%s\n' "$ci" "${ci:+ }" "$name"
+		;;
+	esac
+}
+
 cmd=${1:-}
 case "$cmd" in
+dbname)
+	with_dbname "${2:?conninfo}" "${3:?database name}"
+	;;
 dir)
 	real_dir "$2"
 	;;
@@ -109,7 +132,7 @@ stop)
 	fi
 	;;
 *)
-	echo "usage: $0 start DIR PORT | stop DIR | status DIR | dir DIR" >&2
+	echo "usage: $0 start DIR PORT | stop DIR | status DIR | dir DIR | dbname CONNINFO NAME" >&2
 	exit 2
 	;;
 esac

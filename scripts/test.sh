@@ -55,7 +55,10 @@ run_one() {
 	if [ "$rc" = 0 ]; then
 		printf 'ok    %-40s %3ds  %s\n' "$name" $((SECONDS - t0)) "$(grep -E '[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)"
 	else
-		printf 'FAIL  %-40s %3ds\n%s\n' "$name" $((SECONDS - t0)) "$(tail -40 "$log" | sed 's/^/      /')"
+		# its failed checks, then the end of its output (where a failing
+		# test prints the tails of its servers' and agents' logs)
+		printf 'FAIL  %-40s %3ds\n%s\n      ...\n%s\n' "$name" $((SECONDS - t0)) \
+			"$(grep -E '^FAIL' "$log" | head -20 | sed 's/^/      /')" "$(tail -60 "$log" | sed 's/^/      /')"
 	fi
 }
 throttle() {

@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 export AGENT=${AGENT:-$PWD/bin/vmscope-agent}
 export PORT=$(scripts/freeport.sh)
 export TMPD=$(mktemp -d /tmp/vmscope-deliv.XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$TMPD"' EXIT
+. tests/e2e/_logtails.sh
+trap 'rc=$?; [ "$rc" = 0 ] || log_tails "$TMPD"; [ -n "${KEEP:-}" ] || rm -rf "$TMPD"' EXIT
 python3 - <<'PYEOF'
 import json, os, re, signal, subprocess, sys, time, urllib.request
 

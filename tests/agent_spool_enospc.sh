@@ -11,8 +11,13 @@ cd "$(dirname "$0")/.."
 AGENT=${AGENT:-$PWD/bin/vmscope-agent}
 M=$(mktemp -d /tmp/vmscope-enospc.XXXXXX)
 cleanup() {
+	local rc=$?
 	[ -n "${APID:-}" ] && kill -KILL "$APID" 2>/dev/null
 	umount "$M" 2>/dev/null
+	if [ "$rc" != 0 ] && [ -f "$M.log" ]; then
+		echo "---- last 40 lines of the agent's log ----" >&2
+		tail -40 "$M.log" >&2
+	fi
 	[ -n "${KEEP:-}" ] || rm -rf "$M" "$M.log"
 }
 trap cleanup EXIT

@@ -16,11 +16,16 @@
 #   check MSG CMD..., json FILTER (jq over the last answer)
 #   e2e_done                 prints "N passed, N failed" and exits accordingly
 #
+# A test that fails (a check failed, or it exits non-zero) prints the last
+# 40 lines of every log in E2E_DIR (the servers' and whatever agent logs the
+# test keeps there) before the directory is removed: the cause of a failure
+# is often only in the server's log.
 # Fails (does not skip) when VMSCOPE_TEST_DB is unset: these tests need a
 # real PostgreSQL (make test starts one; or scripts/pg.sh start DIR PORT).
 set -uo pipefail
 
 E2E_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$E2E_ROOT/tests/e2e/_logtails.sh"
 if [ -z "${VMSCOPE_TEST_DB:-}" ]; then
 	echo "e2e: VMSCOPE_TEST_DB is not set (run make test, or scripts/pg.sh start DIR PORT" \
 	     "and export its conninfo)" >&2
@@ -43,8 +48,9 @@ E2E_PID=
 
 e2e_admin() { psql "$VMSCOPE_TEST_DB" -v ON_ERROR_STOP=1 -qtAc "$1"; }
 
-# conninfo of database NAME in the test cluster (a later dbname= wins in libpq)
-e2e_conninfo() { echo "$VMSCOPE_TEST_DB dbname=$1"; }
+# conninfo of database NAME in the test cluster: VMSCOPE_TEST_DB with its
+# dbname replaced, so the server's command line names one database
+e2e_conninfo() { "$E2E_ROOT/scripts/pg.sh" dbname "$VMSCOPE_TEST_DB" "$1"; }
 
 e2e_db_create() {
 	e2e_admin "CREATE DATABASE $1" >/dev/null || { echo "e2e: could not create database $1" >&2; exit 1; }
@@ -60,7 +66,7 @@ e2e_init() {
 e2e_psql() { psql "$E2E_DB" -v ON_ERROR_STOP=1 -qtAc "$1"; }
 
 e2e_cleanup() {
-	local p
+	local rc=$? p
 	for p in "${E2E_PIDS[@]}"; do
 		kill -TERM "$p" 2>/dev/null || true
 	done
@@ -72,6 +78,7 @@ e2e_cleanup() {
 	for d in "${E2E_DBS[@]}"; do
 		e2e_admin "DROP DATABASE IF EXISTS $d WITH (FORCE)" >/dev/null 2>&1 || true
 	done
+	if [ "$rc" != 0 ] || [ "$E2E_FAIL" != 0 ]; then log_tails "$E2E_DIR"; fi
 	rm -rf "$E2E_DIR"
 }
 trap e2e_cleanup EXIT
@@ -101,14 +108,12 @@ e2e_server_start() {
 		if [ "$want" = 1 ] && [ "$code" = 200 ]; then return 0; fi
 		if [ "$want" != 1 ] && [ "$code" != 000 ] && [ -n "$code" ]; then return 0; fi
 		if ! kill -0 "$E2E_PID" 2>/dev/null; then
-			echo "e2e: the server exited at start:" >&2
-			tail -20 "$E2E_LOG" >&2
+			echo "e2e: the server exited at start (its log follows)" >&2
 			exit 1
 		fi
 		sleep 0.1
 	done
-	echo "e2e: the server did not become ready (last /healthz: $code):" >&2
-	tail -20 "$E2E_LOG" >&2
+	echo "e2e: the server did not become ready (last /healthz: $code; its log follows)" >&2
 	exit 1
 }
 
