@@ -25,16 +25,25 @@
 # the tree settles 3 s before each row). Each part ends with a
 # fit: CPU per sample = base + per cgroup x N (from the 0 and 200 rows).
 #
+# Last, for comparison, Prometheus' node_exporter on the same machine
+# (Debian's prometheus-node-exporter, its default collectors; the program is
+# extracted into .tools/bin by scripts/deb-tool.sh, no service is started; a
+# NODE_EXPORTER=PATH wins): started on a free port of 127.0.0.1 and scraped
+# at the agent's 0.1 s interval; CPU per scrape from /proc/PID/stat (all its
+# threads), private dirty and RSS as for the agent, and the scrape's size.
+#
+# The table goes to stdout and bench/out/agent_footprint.txt.
+#
 # Usage: bench/agent_footprint.sh [SECONDS_PER_RUN]   (default 10, at 0.1 s interval)
 #        bench/agent_footprint.sh --long SECONDS       (200 cgroups; memory every 60 s)
-#        FOOTPRINT_PARTS="real v1 hybrid v2" (default) chooses the parts
+#        FOOTPRINT_PARTS="real v1 hybrid v2 node_exporter" (default) chooses the parts
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AGENT=${AGENT:-$PWD/bin/vmscope-agent}
 LONG=0
 if [ "${1:-}" = --long ]; then LONG=${2:?--long SECONDS}; fi
 SECS=${1:-10}
-PARTS=${FOOTPRINT_PARTS:-real v1 hybrid v2}
+PARTS=${FOOTPRINT_PARTS:-real v1 hybrid v2 node_exporter}
 [ "$LONG" = 0 ] || SECS=$LONG
 INTERVAL=0.1
 [ "$(id -u)" = 0 ] || { echo "agent_footprint: needs root to create cgroups" >&2; exit 1; }
@@ -132,6 +141,9 @@ collect_ms() {	# extra agent flags -> collect CPU ms per sample
 	echo "$ccpu"
 }
 
+# the table also goes to bench/out/agent_footprint.txt (the --long run's to agent_footprint_long.txt)
+mkdir -p bench/out
+exec > >(tee "bench/out/agent_footprint$([ "$LONG" = 0 ] || echo _long).txt")
 echo "# $(uname -r), $(nproc) CPUs, hierarchy $CGBASE, $AGENT"
 if [ "$LONG" != 0 ]; then
 	set_cgroups 200
@@ -179,9 +191,46 @@ measure_row() {	# n [keep0: 1 to measure --keep-open 0]; sets cpu ccpu
 		"$ccpu0" "$pd" "$rss" "$km" "$nfd" "$(python3 -c "print(f'{$size / 1024:.1f}')")" \
 		"$(cut -d' ' -f1-3 /proc/loadavg)"
 }
+# node_exporter's CPU per scrape, memory and scrape size at the agent's
+# interval. Go runs several threads: CPU is the process's utime + stime from
+# /proc/PID/stat (every thread's, in clock ticks), over SECS seconds.
+node_exporter_part() {
+	local ne port nepid t0 t1 n=0 end pd rss size series
+	ne=${NODE_EXPORTER:-$(command -v prometheus-node-exporter || scripts/deb-tool.sh \
+		prometheus-node-exporter ./usr/bin/prometheus-node-exporter prometheus-node-exporter)}
+	port=$(scripts/freeport.sh)
+	"$ne" --web.listen-address="127.0.0.1:$port" >"$TMPD/node_exporter.log" 2>&1 &
+	nepid=$!
+	pids+=("$nepid")
+	for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:$port/metrics" && break; sleep 0.1; done
+	echo "# node_exporter for comparison ($("$ne" --version 2>&1 | head -1 | cut -d' ' -f1-3), default collectors, scraped every $INTERVAL s)"
+	printf '%-8s %14s %14s %10s %10s %8s  %s\n' scrapes "cpu_ms/scrape" private_dirty rss scrape_kB series load
+	# warm up as the agent does: buffers grown, collectors' first runs done
+	for _ in $(seq 20); do curl -fs -o /dev/null "http://127.0.0.1:$port/metrics"; sleep "$INTERVAL"; done
+	t0=$(awk '{print $14 + $15}' "/proc/$nepid/stat")
+	end=$((SECONDS + ${SECS%.*}))
+	while [ "$SECONDS" -lt "$end" ]; do
+		curl -fs -o /dev/null "http://127.0.0.1:$port/metrics" && n=$((n + 1))
+		sleep "$INTERVAL"
+	done
+	t1=$(awk '{print $14 + $15}' "/proc/$nepid/stat")
+	pd=$(awk '/^Private_Dirty/ {print $2}' "/proc/$nepid/smaps_rollup")
+	rss=$(awk '/^Rss/ {print $2}' "/proc/$nepid/smaps_rollup")
+	curl -fs "http://127.0.0.1:$port/metrics" >"$TMPD/scrape.txt"
+	size=$(wc -c <"$TMPD/scrape.txt")
+	series=$(grep -vc '^#' "$TMPD/scrape.txt")
+	kill "$nepid"; wait "$nepid" 2>/dev/null || true
+	printf '%-8s %14s %11s kB %7s kB %10s %8s  %s\n' "$n" \
+		"$(python3 -c "print(f'{($t1 - $t0) * 1000 / $(getconf CLK_TCK) / max($n, 1):.2f}')")" \
+		"$pd" "$rss" "$(python3 -c "print(f'{$size / 1024:.1f}')")" "$series" "$(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
 for part in $PARTS; do
 	declare -A C=() R=()
-	if [ "$part" = real ]; then
+	if [ "$part" = node_exporter ]; then
+		node_exporter_part
+		continue
+	elif [ "$part" = real ]; then
 		echo "# real cgroups on this machine (empty v1 memory cgroups under $CGBASE)"
 		SEL=(--cgroup-include '/vmscope-bench-*')
 		row_header

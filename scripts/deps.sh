@@ -37,26 +37,11 @@ fi
 
 # promtool (tests/e2e/test_metrics.sh runs `promtool check metrics`). Debian
 # ships it only inside the prometheus server package, whose postinst adds a
-# user and starts a Prometheus on :9090. So the .deb is fetched with
-# `apt-get download` (verified against the signed archive index like any
-# apt download) and only usr/bin/promtool is extracted into .tools/bin: no
-# service, no user, nothing outside this checkout. A promtool on PATH wins.
+# user and starts a Prometheus on :9090: scripts/deb-tool.sh extracts only
+# usr/bin/promtool into .tools/bin (no service, no user, nothing outside this
+# checkout). A promtool on PATH wins.
 TOOLS="$(cd "$(dirname "$0")/.." && pwd)/.tools"
 if ! command -v promtool >/dev/null && [ ! -x "$TOOLS/bin/promtool" ]; then
-	echo "deps: fetching promtool from Debian's prometheus package into $TOOLS/bin" >&2
-	dl=$(mktemp -d)
-	# apt drops privileges to _apt for downloads: let it write there
-	if [ "$(id -u)" = 0 ] && id _apt >/dev/null 2>&1; then chown _apt "$dl"; fi
-	if ! (cd "$dl" && apt-get download -qq prometheus 2>/dev/null); then
-		SUDO=
-		[ "$(id -u)" = 0 ] || SUDO=sudo
-		$SUDO apt-get update -qq
-		(cd "$dl" && apt-get download -qq prometheus)
-	fi
-	mkdir -p "$TOOLS/bin"
-	dpkg-deb --fsys-tarfile "$dl"/prometheus_*.deb | tar -x -O ./usr/bin/promtool >"$TOOLS/bin/promtool.new"
-	chmod 0755 "$TOOLS/bin/promtool.new"
-	mv "$TOOLS/bin/promtool.new" "$TOOLS/bin/promtool"
-	rm -rf "$dl"
+	"$(dirname "$0")/deb-tool.sh" prometheus ./usr/bin/promtool promtool >/dev/null
 	"$TOOLS/bin/promtool" --version 2>&1 | head -1 >&2
 fi
