@@ -23,7 +23,9 @@
 #     week-00001's 7-day view (navigation -> every chart drawn) in headless
 #     Chromium, BENCH_BROWSER_RUNS (7) fresh loads each, p50/p99; screenshots
 #     of the three views in bench/out/screens.
-# Results: a table on stdout and bench/out/results.json.
+# Results: a summary on stdout, bench/out/results.json, and the same as a markdown
+# table in bench/out/results.md (bench/results_md.py; docs/benchmarks.md is that
+# table from a run on a quiet machine).
 # BENCH_PHASES (default 1,2,3,4,5) runs only the listed phases (2 needs 1);
 # BENCH_PGSS=1 loads pg_stat_statements and writes phase 1's top statements
 # to bench/out/pgss-ingest.txt.
@@ -137,11 +139,11 @@ print(json.dumps({**r, "warmup_samples": w["samples_ok"],
 PY
 # --- 2. open loop: latency at 1,000 samples/s, and 2,000 samples/s offered from many
 # connections (a fleet of 20,000 agents at 10 s posts from many connections at once:
-# "sustained" is the rate held at 2,000/s offered, with its latency and CPU; issue 6)
+# "sustained" is the rate held at 2,000/s offered, with its latency and CPU)
 if phase 2; then
 	# unmeasured first: the size measurement above ends with a CHECKPOINT, and the
 	# first seconds after one had p99 61-98 ms against 12-19 ms after (per-second
-	# timeline, docs/scaling.md §1 item 9): a checkpoint comes every 15 minutes in
+	# timeline, docs/scaling.md §1 "WAL"): a checkpoint comes every 15 minutes in
 	# production, not right before a 30 s window
 	"$BIN/vmscope-loadgen" --server "http://127.0.0.1:$SPORT" --token benchtoken --hosts "$HOSTS" \
 		--cgroups 20 --duration "${BENCH_SETTLE_1000_S:-10}" --concurrency 64 --rate 1000 --json >/dev/null
@@ -229,3 +231,4 @@ for r in rows:
     else:
         print(f"{p:22} " + "  ".join(f"{k}={v}" for k, v in r.items()))
 PY
+python3 bench/results_md.py "$OUT/results.json" "$OUT/results.md"
