@@ -105,8 +105,8 @@ void deliver_stream_end(struct deliver *d, bool ok, struct spool_pos start, stru
  * just sleeps when there is none); returns at once when seconds <= 0. The
  * sleep is as precise as the clock (not rounded down to a millisecond: a
  * wait shorter than one millisecond would otherwise not wait at all, and
- * the main loop spun through the last millisecond before every sample,
- * ~1,400 turns and ~0.8 ms of CPU per sample measured in session 6). */
+ * the main loop would spin through the last millisecond before every
+ * sample: ~1,400 turns and ~0.8 ms of CPU per sample). */
 void deliver_wait(struct deliver *d, double seconds);
 
 /* Seconds until deliver_step has something to do (0 when it does now). */

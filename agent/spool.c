@@ -89,8 +89,8 @@ static void drop_first_seg(struct spool *s)
  * replaces the whole text. A process crash cannot tear a pwrite, and no
  * fsync: after a power loss an older (or unreadable, then the oldest) head
  * only means re-posting samples the server already has, which it counts as
- * accepted duplicates. This used to be write+fsync+rename per delivery,
- * the costliest step of an agent with few cgroups. */
+ * accepted duplicates. A write+fsync+rename per delivery would be the
+ * costliest step of an agent with few cgroups. */
 static int persist_head(struct spool *s)
 {
 	char buf[64];

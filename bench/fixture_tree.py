@@ -15,7 +15,7 @@ the documented formats (tests/fixtures/gen_fixtures.py):
           hybrid mode leaves them: 2N entries per sample
   v1      the same v1 directories without the v2 twins (a v1-only machine,
           or a hybrid one whose unified tree holds no cgroups): N entries,
-          6 files each (the issue's "~1,200 files" for 200 cgroups)
+          6 files each (~1,200 files for 200 cgroups)
   v2      from k6.1: N cgroup v2 directories under sys/fs/cgroup, each with
           the files of the fixture's system.slice/postgresql.service
           (memory.stat, pressure, current, max, swap, events, low/high):

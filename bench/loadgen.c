@@ -14,11 +14,11 @@
  * Timestamps follow the clock, as a real agent's do: a host posts the
  * current time less a fixed offset of its own under 10 s (the fleet's
  * phases spread out), at least LG_MIN_STEP_MS after its previous sample,
- * and its counters move by the time that passed. (They used to start an
- * hour back and advance 10 s a post: every host then stayed far behind the
- * server's clock, and the server's host_silent tick opened and resolved an
- * alert for most of them all the time, work a real fleet does not cause;
- * docs/scaling.md.)
+ * and its counters move by the time that passed. (Timestamps that started
+ * an hour back and advanced 10 s a post would keep every host far behind
+ * the server's clock, and the server's host_silent tick would open and
+ * resolve an alert for most of them all the time, work a real fleet does
+ * not cause.)
  */
 #include "gen.h"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # agent_spool_enospc.sh - the agent's spool on a filesystem that fills up
-# before --spool-max-bytes (a 256 KiB tmpfs) while the server is down (issue
-# 7 item 3): the agent keeps sampling and running, drops the OLDEST samples
+# before --spool-max-bytes (a 256 KiB tmpfs) while the server is down
+# (docs/reliability.md, 4): the agent keeps sampling and running, drops the OLDEST samples
 # (whole segments, sized from the filesystem), logs and counts the drop, and
 # what is left in the spool is the newest samples without a gap:
 # taken = dropped + spooled. (The --spool-max-bytes bound itself is tested
@@ -69,9 +69,9 @@ check(len(recs) + dropped + delivered == taken, f"spooled {len(recs)} + dropped 
 # samples are taken about every 0.1 s (a loaded machine makes some late and
 # skips ticks, counted as skipped; a sample taken after a drop is later
 # still): no more than a few ticks beyond the skipped ones may be missing
-# between the oldest and newest spooled sample (before the fix, every
-# sample after the disk filled was missing; a sample that comes while the
-# older ones are in flight cannot be kept and counts as dropped)
+# between the oldest and newest spooled sample (an agent that kept the
+# oldest would miss every sample after the disk filled; a sample that comes
+# while the older ones are in flight cannot be kept and counts as dropped)
 ticks = [round(t * 10) for t in ts]
 holes = sum(b - a - 1 for a, b in zip(ticks, ticks[1:]))
 check(len(recs) > 0 and all(b > a for a, b in zip(ts, ts[1:])) and holes <= skipped + 3,

@@ -448,7 +448,7 @@ int config_parse(struct server_config *c, int argc, char **argv, char *err, size
 	/* a thread waiting for its request's commit holds up the other
 	 * connections it serves; with 192 connections posting at once, 96
 	 * threads put twice as many requests in each group commit as 32 and
-	 * held 1.4x the rate (docs/scaling.md §1 item 9) */
+	 * held 1.4x the rate (docs/scaling.md §1, "HTTP threads") */
 	c->threads = 96;
 	c->max_connections = 1024;
 	c->timeout_s = 30;

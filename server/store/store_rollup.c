@@ -217,10 +217,10 @@ static int put_dbl(struct cbuf *b, bool first, bool none, double v)
 /* The merge statement, built once. The cells travel as 8 parameters: 4
  * one-dimensional arrays (host, cgroup, bucket, n) and 4 two-dimensional
  * ones, one row of ROLLUP_NSLOT per cell (counts, sums, minima, maxima).
- * It used to be 4 + 4 * ROLLUP_NSLOT one-dimensional arrays: PostgreSQL
- * looks up the input function and parses an array literal per parameter,
- * and with one or a few cells per ingest transaction those 136 conversions
- * were most of the statement's cost (pg_stat_statements, docs/scaling.md). */
+ * Not 4 + 4 * ROLLUP_NSLOT one-dimensional arrays: PostgreSQL looks up
+ * the input function and parses an array literal per parameter, and with
+ * one or a few cells per ingest transaction 136 such conversions would be
+ * most of the statement's cost (pg_stat_statements, docs/scaling.md). */
 static char write_sql[32768];
 static pthread_once_t write_once = PTHREAD_ONCE_INIT;
 

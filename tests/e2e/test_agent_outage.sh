@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_agent_outage.sh - the agent end to end against the real server and
-# PostgreSQL, and the outage guarantee of CONTRACT.md §2 / issue 3:
+# PostgreSQL, and the outage guarantee of CONTRACT.md §2:
 #   1. the agent samples this machine every second and its samples show up
 #      through the API (hosts list, series with rates);
 #   2. the server is stopped; the agent keeps sampling into its spool; the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# test_export.sh - GET /api/v1/hosts/{host}/samples (docs/api.md, issue 2.6 /
-# 8.4): every corpus trace (tests/corpus/*.jsonl*, shifted to end now) is
+# test_export.sh - GET /api/v1/hosts/{host}/samples (docs/api.md
+# "Export"): every corpus trace (tests/corpus/*.jsonl*, shifted to end now) is
 # posted to a real server, exported with curl as JSON lines, and
 #   - the answer is 200, application/x-ndjson, chunked;
 #   - every exported line equals the posted sample semantically (numbers

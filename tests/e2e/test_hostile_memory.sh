@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_hostile_memory.sh - huge arrays and objects within --max-body, alone
-# and many at once (issue 7 item 4: "the server's memory stays bounded").
+# and many at once (docs/reliability.md, 10: the server's memory stays bounded).
 #
 # A JSON tree parser (jansson) allocates 22-29 bytes per body byte for such
 # bodies and the streaming parser still a few KiB per parsed sample; without

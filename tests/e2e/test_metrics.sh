@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_metrics.sh - GET /metrics (docs/api.md, issue 8.1): valid Prometheus
+# test_metrics.sh - GET /metrics (docs/api.md "/metrics"): valid Prometheus
 # text exposition, checked twice before and after data arrives: by the real
 # `promtool check metrics` (Debian's prometheus package; scripts/deps.sh
 # extracts promtool alone into .tools/bin, a promtool on PATH wins) and by

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_pg_restart.sh - PostgreSQL stopped and started again while agents
-# post (issue 7 items 3 and 7): a cluster of this test's own (the shared
+# post (docs/reliability.md, 1 and 2): a cluster of this test's own (the shared
 # one of make test is never restarted), the server against it, three real
 # agents (--interval 1) and a fleet of simulated agents (tests/e2e/_fleet.py,
 # FLEET agents, default 200, retrying like an agent). PostgreSQL is stopped

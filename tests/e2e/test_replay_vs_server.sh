@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_replay_vs_server.sh - CONTRACT.md §3 and issue 4: alert times are sample
+# test_replay_vs_server.sh - CONTRACT.md §3: alert times are sample
 # times, so posting a recorded trace to the server gives the same alerts as
 # replaying it offline with bin/vmscope-replay. For every trace of the
 # detector corpus (tests/corpus/*.jsonl[.gz], real-* and synth-*), shifted to end
@@ -39,7 +39,7 @@ op = gzip.open if path.endswith(".gz") else open
 lines = [l for l in op(path, "rt") if l.strip()]
 rnd = random.Random(7)
 for i in range(0, len(lines), 50):
-    # samples out of order within a batch (issue 4.6): the server feeds the
+    # samples out of order within a batch: the server feeds the
     # detectors in ts order, so the alerts must still equal replay's
     chunk = lines[i:i + 50]
     rnd.shuffle(chunk)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_server_kill9.sh - the server killed with SIGKILL mid-stream and
-# started again (issue 7 item 3): 202 means durably committed, so no sample
+# started again (docs/reliability.md, 3): 202 means durably committed, so no sample
 # that got 202 may be missing afterwards. Four curl loops post numbered
 # samples (host k9-N, ts = base + k) as fast as they are answered and record
 # each answer; the server is killed -9 while they post, restarted on the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_slow_clients.sh - slow and many clients (issue 7 item 3):
+# test_slow_clients.sh - slow and many clients (docs/reliability.md, 7):
 #   A. a slowloris of 500 connections, each trickling a partial request
 #      header a byte a second, while a real agent posts every second: the
 #      agent's samples are still answered 202 and stored as they are taken,
