@@ -4,6 +4,7 @@
 #include "metrics_fleet.h"
 #include "respond.h"
 #include "store.h"
+#include "store_health.h"
 #include "timeparse.h"
 
 #include <stdlib.h>
@@ -26,20 +27,65 @@ struct param_src api_params(struct request *rq)
 	return src;
 }
 
+/* 200 when the database answers and takes writes; 503 "degraded" when it
+ * is unreachable, read-only, or the last ingest writes failed with a
+ * "retry later" error (disk full, out of memory, ...: store_health.h),
+ * with the reason in the JSON. */
 enum MHD_Result api_healthz(struct request *rq)
 {
 	struct store *st = app_store(rq->app);
+	struct store_health_report h;
+	int64_t now = time_now_ms();
 
-	if (st && store_ping(st))
+	if (store_health_check(st, now, &h))
 		return respond_json(rq, 200, json_pack("{s:s,s:s}", "status", "ok", "database", "ok"));
 	metrics_db_error();
 	rq->retry_after = 5;
-	/* the error shape every 5xx has, plus the health fields */
-	return respond_json(rq, 503, json_pack("{s:s,s:s,s:s,s:s}", "status", "degraded",
-					       "database", "unreachable",
-					       "error", "database unreachable",
-					       "hint", st ? "the connection pool reconnects by itself"
-							  : "the server keeps trying to connect"));
+	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "status", "degraded", "database", h.database,
+			      "reason", db_unavail_name(h.state), "detail", h.reason,
+			      /* the error shape every 5xx has, plus the health fields */
+			      "error", h.reason,
+			      "hint", !st ? "the server keeps trying to connect"
+				  : h.state == DBU_UNREACHABLE ? "the connection pool reconnects by itself"
+				  : "ingest answers 503 with Retry-After meanwhile; agents keep their samples");
+	if (o && h.writes.failing) {
+		char since[40];
+		json_object_set_new(o, "failing_since", json_string(time_format(h.writes.since_ms, since, sizeof(since))));
+		if (h.writes.sqlstate[0])
+			json_object_set_new(o, "sqlstate", json_string(h.writes.sqlstate));
+	}
+	return respond_json(rq, 503, o);
+}
+
+/* The database's write health for /metrics (store_health.h). */
+static int append_db_health(char **text, size_t *len, int64_t now)
+{
+	struct store_write_health w;
+	char buf[2048];
+	size_t n = 0;
+
+	store_health_get(now, &w);
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+			      "# HELP vmscope_db_write_failures_total Ingest transactions that failed with a "
+			      "retry-later database error (answered 503), by reason.\n"
+			      "# TYPE vmscope_db_write_failures_total counter\n");
+	for (int r = DBU_UNREACHABLE; r < DBU_N && n < sizeof(buf); r++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "vmscope_db_write_failures_total{reason=\"%s\"} %llu\n",
+				      db_unavail_name((enum db_unavail)r), (unsigned long long)w.failures[r]);
+	if (n < sizeof(buf))
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+				      "# HELP vmscope_db_writes_failing 1 while ingest writes fail (/healthz degraded).\n"
+				      "# TYPE vmscope_db_writes_failing gauge\n"
+				      "vmscope_db_writes_failing %d\n", w.failing ? 1 : 0);
+	if (n >= sizeof(buf))
+		return -1;
+	char *t = realloc(*text, *len + n + 1);
+	if (!t)
+		return -1;
+	memcpy(t + *len, buf, n + 1);
+	*text = t;
+	*len += n;
+	return 0;
 }
 
 enum MHD_Result api_metrics(struct request *rq)
@@ -51,8 +97,9 @@ enum MHD_Result api_metrics(struct request *rq)
 
 	if (!text)
 		return respond_error(rq, 500, "out of memory", NULL, NULL);
-	/* open alerts and per-host signals (cached a few seconds) */
-	if (metrics_fleet_append(st, time_now_ms(), &text, &len) < 0) {
+	/* write health, open alerts and per-host signals (cached a few seconds) */
+	if (append_db_health(&text, &len, time_now_ms()) < 0 ||
+	    metrics_fleet_append(st, time_now_ms(), &text, &len) < 0) {
 		free(text);
 		return respond_error(rq, 500, "out of memory", NULL, NULL);
 	}

@@ -119,22 +119,23 @@ enum MHD_Result respond_error(struct request *rq, unsigned status, const char *e
 	return respond_queue(rq, status, resp);
 }
 
-enum MHD_Result respond_unavailable(struct request *rq)
+enum MHD_Result respond_db_retry(struct request *rq, const char *error, const char *detail)
 {
 	metrics_db_error();
 	rq->retry_after = RETRY_AFTER_DB_S;
-	return respond_error(rq, 503, "database unreachable", NULL,
-			     "the server keeps retrying; retry the request later");
+	return respond_error(rq, 503, error, detail, "the server keeps retrying; retry the request later");
+}
+
+enum MHD_Result respond_unavailable(struct request *rq)
+{
+	return respond_db_retry(rq, "database unreachable", NULL);
 }
 
 enum MHD_Result respond_store_error(struct request *rq, int rc, const char *err)
 {
 	switch (rc) {
 	case STORE_EUNAVAIL:
-		metrics_db_error();
-		rq->retry_after = RETRY_AFTER_DB_S;
-		return respond_error(rq, 503, "database unreachable", err,
-				     "the server keeps retrying; retry the request later");
+		return respond_db_retry(rq, "database unreachable", err);
 	case STORE_EINVAL:
 		return respond_error(rq, 400, err && *err ? err : "invalid request", NULL, NULL);
 	case STORE_ENOTFOUND:

@@ -30,6 +30,10 @@ enum MHD_Result respond_store_error(struct request *rq, int rc, const char *err)
 /* Answers 503 "database unreachable" with Retry-After. */
 enum MHD_Result respond_unavailable(struct request *rq);
 
+/* Answers 503 with Retry-After for a database that cannot serve now (full
+ * disk, read-only, ...): error says why, detail the database's message. */
+enum MHD_Result respond_db_retry(struct request *rq, const char *error, const char *detail);
+
 /* Queues a prepared response with status, adding the common headers, and
  * destroys our reference to it. */
 enum MHD_Result respond_queue(struct request *rq, unsigned status, struct MHD_Response *resp);

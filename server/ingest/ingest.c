@@ -9,6 +9,7 @@
 #include "respond.h"
 #include "sample_body.h"
 #include "store.h"
+#include "store_health.h"
 #include "timeparse.h"
 #include "tokens.h"
 
@@ -281,6 +282,20 @@ static enum MHD_Result busy(struct request *rq)
 			     "retry after Retry-After seconds (--max-inflight-bytes)");
 }
 
+/* 503 for a write the database could not take now, saying why: "disk
+ * full" rather than "unreachable" for a database that answers but refuses
+ * writes (store_health.h). */
+static enum MHD_Result unavailable(struct request *rq, const char *err)
+{
+	struct store_write_health w;
+	char msg[96];
+
+	store_health_get(time_now_ms(), &w);
+	snprintf(msg, sizeof(msg), "database cannot take writes now: %s",
+		 db_unavail_text(w.failing ? w.reason : DBU_UNREACHABLE));
+	return respond_db_retry(rq, msg, err);
+}
+
 enum MHD_Result ingest_finish(struct request *rq)
 {
 	struct app *app = rq->app;
@@ -345,7 +360,9 @@ enum MHD_Result ingest_finish(struct request *rq)
 	}
 	struct store_tx_hook hook = { detect_store_hook, app->engine, true };
 	int rc = b.n ? store_put_samples(st, b.s, b.n, &hook, &nfresh, err, sizeof(err)) : STORE_OK;
-	if (rc != STORE_OK) {
+	if (rc == STORE_EUNAVAIL) {
+		r = unavailable(rq, err);
+	} else if (rc != STORE_OK) {
 		if (rc == STORE_EINVAL)
 			metrics_ingest_refused();
 		r = respond_store_error(rq, rc, err);

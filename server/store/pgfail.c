@@ -1,5 +1,6 @@
 /* pgfail.c - see pgfail.h. */
 #include "pgfail.h"
+#include "store_internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +12,8 @@ int pg_fail(char *err, size_t errlen, const char *what, PGconn *c, PGresult *r)
 
 	while (n && (m[n - 1] == '\n' || m[n - 1] == ' '))
 		n--;
+	if (c)
+		store_conn_note_failure(c, r);	/* a hook's caller classifies by it */
 	snprintf(err, errlen, "%s: %.*s", what, (int)n, m);
 	if (r)
 		PQclear(r);

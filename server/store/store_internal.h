@@ -170,8 +170,18 @@ int store_pipe_finish(PGconn *c, PGresult **last, char *err, size_t errlen);
  * reported as that write's (nothing was committed then). */
 int store_commit(PGconn *c, char *err, size_t errlen);
 
-/* SQLSTATEs that mean the database is away or busy (STORE_EUNAVAIL). */
+/* SQLSTATEs that mean the database is away, busy, out of disk or memory,
+ * or read-only (STORE_EUNAVAIL; the list: store_health.c). */
 bool store_unavailable_state(const char *sqlstate);
+
+/* The SQLSTATE of a connection's first failed statement since
+ * store_conn_fail_reset, so that a caller who only got -1 (a transaction
+ * hook, a pg_fail path) can still tell "retry later" from a bug. note
+ * records r's state (store_q*, pg_fail call it); fail_state returns NULL
+ * when nothing failed or the failure had no SQLSTATE (a lost connection). */
+void store_conn_note_failure(PGconn *c, const PGresult *r);
+void store_conn_fail_reset(PGconn *c);
+const char *store_conn_fail_state(PGconn *c);
 
 /* BEGIN and then sql in one round trip (libpq pipeline mode); as
  * store_q otherwise. sql must return rows. */

@@ -16,6 +16,7 @@
  * Several callers' requests may share one transaction: store_gc.c.
  */
 #include "store_internal.h"
+#include "store_health.h"
 #include "store_rollup.h"
 
 #include "dict.h"
@@ -947,8 +948,11 @@ static int run_hooks(struct put *p, struct putreq **reqs, size_t nreq, const str
 		int rc;
 		if (!hk->pipelined && (rc = store_pipe_finish(p->c, NULL, p->err, p->errlen)) != STORE_OK)
 			return rc;
+		/* a hook says only -1: its statement's SQLSTATE tells a full
+		 * disk or a read-only database (retry later) from a bug */
 		if (nf && hk->fn(hk->ctx, p->c, fresh, nf, p->err, p->errlen) != 0)
-			return PQstatus(p->c) == CONNECTION_OK ? STORE_EINTERNAL : STORE_EUNAVAIL;
+			return PQstatus(p->c) == CONNECTION_OK && !store_unavailable_state(store_conn_fail_state(p->c))
+				       ? STORE_EINTERNAL : STORE_EUNAVAIL;
 	}
 	return STORE_OK;
 }
@@ -989,6 +993,7 @@ int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *fina
 		rc = STORE_EUNAVAIL;
 		goto out;
 	}
+	store_conn_fail_reset(p.c);
 	if ((rc = store_ensure_partitions(st, p.c, days, nd, err, errlen)) != STORE_OK ||
 	    (rc = rollup_ensure_partitions(st, p.c, days, nd, err, errlen)) != STORE_OK)
 		goto out;
@@ -1016,6 +1021,8 @@ int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *fina
 out:
 	if (p.c)
 		store_pipe_finish(p.c, NULL, NULL, 0);	/* writes in flight when a step failed */
+	/* /healthz and /metrics: do writes fail, and why (store_health.h) */
+	store_health_note_write(rc, p.c ? store_conn_fail_state(p.c) : NULL, err);
 	if (in_tx && PQstatus(p.c) == CONNECTION_OK && PQtransactionStatus(p.c) != PQTRANS_IDLE)
 		PQclear(PQexec(p.c, "ROLLBACK"));
 	if (p.c)

@@ -31,6 +31,7 @@
  * are kept in the same instance data.
  */
 #include "store_internal.h"
+#include "store_health.h"
 
 #include <arpa/inet.h>
 #include <endian.h>
@@ -39,13 +40,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* SQLSTATEs that mean "the database is not there (or too busy) right
- * now": the client should retry later, so STORE_EUNAVAIL (HTTP 503). */
+/* SQLSTATEs that mean "the database cannot serve this now" (away, busy,
+ * out of disk or memory, read-only): the client should retry later, so
+ * STORE_EUNAVAIL (HTTP 503). The list and the reasons: store_health.c. */
 bool store_unavailable_state(const char *s)
 {
-	return s && (strncmp(s, "08", 2) == 0 || strcmp(s, "57P01") == 0 || strcmp(s, "57P02") == 0 ||
-		     strcmp(s, "57P03") == 0 || strcmp(s, "53300") == 0 ||
-		     strcmp(s, "55P03") == 0 || strcmp(s, "57014") == 0);	/* lock or statement timeout */
+	return db_unavail_of_sqlstate(s) != DBU_NONE;
 }
 
 int store_q(PGconn *c, const char *sql, int nparams, const char *const *params, int binary,
@@ -76,6 +76,8 @@ int store_result(PGconn *c, PGresult *r, PGresult **out, const char *what, char 
 	}
 	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
 	const char *m = r ? PQresultErrorMessage(r) : PQerrorMessage(c);
+
+	store_conn_note_failure(c, r);
 	size_t n = strlen(m);
 	while (n && (m[n - 1] == '\n' || m[n - 1] == ' '))
 		n--;
@@ -108,6 +110,7 @@ int store_q_begin(PGconn *c, const char *sql, int nparams, const char *const *pa
 			ExecStatusType st = PQresultStatus(r);
 			if (rc == STORE_OK && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
 				const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+				store_conn_note_failure(c, r);
 				const char *m = PQresultErrorMessage(r);
 				size_t n = strlen(m);
 				while (n && (m[n - 1] == '\n' || m[n - 1] == ' '))
@@ -177,6 +180,7 @@ struct prep_state {
 	int nq;		/* commands sent in the open pipeline, results not read */
 	const char *what[PIPE_MAX];	/* for messages: "store samples" */
 	int prep[PIPE_MAX];	/* a PREPARE of that enum store_prep_id, or -1 */
+	char fail_state[6];	/* SQLSTATE of the first failure since store_conn_fail_reset */
 };
 
 static int prep_event(PGEventId evt, void *info, void *pass)
@@ -224,6 +228,30 @@ static struct prep_state *state_of(PGconn *c)
 	return ps;
 }
 
+void store_conn_note_failure(PGconn *c, const PGresult *r)
+{
+	const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+	struct prep_state *ps = state_of(c);
+
+	if (ps && !ps->fail_state[0])
+		snprintf(ps->fail_state, sizeof(ps->fail_state), "%s", state && strlen(state) == 5 ? state : "?????");
+}
+
+void store_conn_fail_reset(PGconn *c)
+{
+	struct prep_state *ps = state_of(c);
+
+	if (ps)
+		ps->fail_state[0] = '\0';
+}
+
+const char *store_conn_fail_state(PGconn *c)
+{
+	struct prep_state *ps = c ? PQinstanceData(c, prep_event) : NULL;
+
+	return ps && ps->fail_state[0] && ps->fail_state[0] != '?' ? ps->fail_state : NULL;
+}
+
 int store_q_prep_fmt(PGconn *c, enum store_prep_id id, const char *sql, int nparams,
 		     const char *const *params, const int *lengths, const int *formats, int binary,
 		     PGresult **out, const char *what, char *err, size_t errlen)
@@ -265,6 +293,7 @@ static int pipe_error(PGconn *c, PGresult *r, const char *what, char *err, size_
 	size_t n = strlen(m);
 	while (n && (m[n - 1] == '\n' || m[n - 1] == ' '))
 		n--;
+	store_conn_note_failure(c, r);
 	if (err && errlen)
 		snprintf(err, errlen, "could not %s: %.*s", what, (int)n, n ? m : "an earlier statement failed");
 	return PQstatus(c) != CONNECTION_OK || store_unavailable_state(PQresultErrorField(r, PG_DIAG_SQLSTATE))
