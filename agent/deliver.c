@@ -13,7 +13,26 @@
 #include <unistd.h>
 #include <zlib.h>
 
+/* Retries back off from 1 s, doubling, to at most 60 s. The server's grace
+ * period after it starts or its database comes back (server/ingest/
+ * liveness.c) is sized from this: keep the two in step. */
+#define BACKOFF_FIRST 1.0
 #define BACKOFF_MAX 60.0
+
+/* VMSCOPE_TEST_TIME_SCALE (tests only, as for the server): the backoff's
+ * durations times this factor, so an outage can be replayed faster with
+ * the same proportions. */
+static double time_scale(void)
+{
+	static double f;
+
+	if (f == 0) {
+		const char *e = getenv("VMSCOPE_TEST_TIME_SCALE");
+		double v = e ? strtod(e, NULL) : 1;
+		f = v > 0 && v <= 1 ? v : 1;
+	}
+	return f;
+}
 
 static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 {
@@ -352,9 +371,9 @@ static void backoff(struct deliver *d, double now)
 {
 	double delay;
 
-	d->backoff = d->backoff > 0 ? d->backoff * 2 : 1.0;
-	if (d->backoff > BACKOFF_MAX)
-		d->backoff = BACKOFF_MAX;
+	d->backoff = d->backoff > 0 ? d->backoff * 2 : BACKOFF_FIRST * time_scale();
+	if (d->backoff > BACKOFF_MAX * time_scale())
+		d->backoff = BACKOFF_MAX * time_scale();
 	/* equal jitter: half fixed, half random, so a fleet does not retry in step */
 	delay = d->backoff / 2 + (double)rand() / RAND_MAX * d->backoff / 2;
 	if (d->retry_after >= 0)

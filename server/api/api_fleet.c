@@ -236,17 +236,24 @@ static json_t *host_entry(const json_t *h, const json_t *alerts, int64_t now_ms)
 	double last = json_number_value(json_object_get(h, "last_seen_ts"));
 	double interval = json_number_value(json_object_get(h, "interval_s"));
 	double stale_after = 3 * interval > 60 ? 3 * interval : 60;
+	/* a host's clock known to be off (clock_skew): its newest sample is
+	 * as old as it looks on the server's clock, offset_s later */
+	const json_t *clock = json_object_get(h, "clock");
+	double offset = json_number_value(json_object_get(clock, "offset_s"));
 	bool stale = !json_is_number(json_object_get(h, "last_seen_ts")) ||
-		     (double)now_ms / 1000.0 - last > stale_after;
-	return json_pack("{s:O?,s:s,s:O?,s:O?,s:b,s:O?,s:O?,s:o}",
-			 "host", json_object_get(h, "host"),
-			 "state", state,
-			 "last_seen", json_object_get(h, "last_seen"),
-			 "last_seen_ts", json_object_get(h, "last_seen_ts"),
-			 "stale", stale,
-			 "kernel", json_object_get(h, "kernel"),
-			 "labels", json_object_get(h, "labels"),
-			 "open_alerts", open);
+		     (double)now_ms / 1000.0 - (last + offset) > stale_after;
+	json_t *e = json_pack("{s:O?,s:s,s:O?,s:O?,s:b,s:O?,s:O?,s:o}",
+			      "host", json_object_get(h, "host"),
+			      "state", state,
+			      "last_seen", json_object_get(h, "last_seen"),
+			      "last_seen_ts", json_object_get(h, "last_seen_ts"),
+			      "stale", stale,
+			      "kernel", json_object_get(h, "kernel"),
+			      "labels", json_object_get(h, "labels"),
+			      "open_alerts", open);
+	if (e && json_is_object(clock))
+		json_object_set(e, "clock", (json_t *)clock);
+	return e;
 }
 
 /* {host: [alert, ...]} of the open alerts (borrowed alert objects). */

@@ -1,8 +1,10 @@
 /* background.c - store opening, detector tick, retention (see background.h). */
 #include "background.h"
 #include "detect.h"
+#include "liveness.h"
 #include "log.h"
 #include "store.h"
+#include "store_health.h"
 #include "timeparse.h"
 #include "worker.h"
 
@@ -12,6 +14,7 @@
 struct background {
 	struct app *app;
 	struct worker w;
+	int64_t db_back_ms;	/* the store opened, or a tick last found the database away */
 };
 
 static struct store *open_store(struct background *bg)
@@ -42,17 +45,36 @@ static struct store *open_store(struct background *bg)
 	}
 }
 
+/* Whether host_silent may be judged now: not within the grace period
+ * (liveness.h) after the database became usable (the store opened, or a
+ * tick or an ingest write last failed for the database), so that agents
+ * backing off during an outage have brought their spools in first. The
+ * server's start counts as the store opening. */
+static bool silence_judged(struct background *bg, int64_t now)
+{
+	struct store_write_health w;
+
+	store_health_get(now, &w);
+	int64_t last = bg->db_back_ms > w.last_fail_ms ? bg->db_back_ms : w.last_fail_ms;
+	return now - last >= liveness_cfg()->grace_ms;
+}
+
 static void tick(struct background *bg, struct store *st)
 {
 	char err[512] = "";
 	PGconn *conn = store_conn_get(st);
+	int64_t now = time_now_ms();
 
 	if (!conn) {
 		log_debug("detector tick skipped: database unreachable");
+		bg->db_back_ms = now;	/* the grace runs from when it answers again */
 		return;
 	}
-	if (detect_tick(bg->app->engine, conn, time_now_ms(), err, sizeof(err)) < 0)
+	if (detect_tick(bg->app->engine, conn, now, silence_judged(bg, now), err, sizeof(err)) < 0) {
 		log_warn("detector tick failed: %s", err);
+		if (PQstatus(conn) != CONNECTION_OK)
+			bg->db_back_ms = now;
+	}
 	store_conn_put(st, conn, PQstatus(conn) != CONNECTION_OK);
 }
 
@@ -76,6 +98,7 @@ static void *run(void *arg)
 	if (!st)
 		return NULL;
 	atomic_store(&bg->app->store, st);
+	bg->db_back_ms = time_now_ms();
 	for (;;) {
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -84,11 +107,11 @@ static void *run(void *arg)
 			expire(st);
 			last_expire = ms;
 		}
-		if (last_tick == 0 || ms - last_tick >= BG_TICK_MS) {
+		if (last_tick == 0 || ms - last_tick >= liveness_cfg()->tick_ms) {
 			tick(bg, st);
 			last_tick = ms;
 		}
-		if (worker_nap(&bg->w, 1000))
+		if (worker_nap(&bg->w, liveness_cfg()->tick_ms < 1000 ? (int)liveness_cfg()->tick_ms : 1000))
 			break;
 	}
 	return NULL;

@@ -1,7 +1,7 @@
 /* background.h - the server's one background thread: opens the store
  * (retrying every 2 s while the database is down, so the server answers 503
- * meanwhile and recovers by itself), then every 10 s runs the detectors'
- * time-based tick and every hour drops expired raw partitions.
+ * meanwhile and recovers by itself), then every 10 s (liveness.h) runs the
+ * detectors' time-based tick and every hour drops expired raw partitions.
  *
  * Ownership: background_start returns a handle; background_stop wakes the
  * thread, joins it and frees the handle (the store stays in app for the
@@ -12,7 +12,6 @@
 #include "app.h"
 
 #define BG_RETRY_MS 2000
-#define BG_TICK_MS 10000
 #define BG_EXPIRE_MS (3600 * 1000)
 
 struct background;

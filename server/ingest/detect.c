@@ -26,6 +26,8 @@
 
 #include "alert_store.h"
 #include "detect_engine.h"
+#include "liveness.h"
+#include "timeparse.h"
 #include "overrides_store.h"
 
 /* The overrides as last read, shared by the transactions that use them. */
@@ -139,7 +141,7 @@ static int emit_sql(void *ctx, struct det_action *a)
  * (save->buf malloc'd) and returns 1; 0 when none was; -1 on error. */
 static int feed_host(struct detect_engine *eng, PGconn *conn, const struct sample *const *fresh,
 		     size_t from, size_t to, const struct det_state_row *row, const struct ovr_set *ovr,
-		     struct det_state_save *save, int64_t *first_fed, char *err, size_t errlen)
+		     int64_t now_ms, struct det_state_save *save, int64_t *first_fed, char *err, size_t errlen)
 {
 	const char *host = fresh[from]->host;
 	char lerr[160];
@@ -182,7 +184,11 @@ static int feed_host(struct detect_engine *eng, PGconn *conn, const struct sampl
 			snprintf(err, errlen, "could not save detector state: out of memory");
 			rc = -1;
 		} else {
-			*save = (struct det_state_save){ host, buf, len, det_host_last_ts(h), det_host_interval_ms(h) };
+			*save = (struct det_state_save){ host, buf, len, det_host_last_ts(h), det_host_interval_ms(h),
+							 now_ms, row->lag };
+			/* the clock offset's window: this arrival and its newest sample */
+			host_lag_observe(&save->lag, now_ms, fresh[to - 1]->ts_ms,
+					 liveness_window(det_host_interval_ms(h)));
 			rc = 1;
 		}
 	}
@@ -228,9 +234,10 @@ int detect_store_hook(void *ctx, PGconn *conn, const struct sample *const *fresh
 	}
 	if (!(ovr = ovr_get(eng, conn, version, err, errlen)))
 		goto out;
+	int64_t now = time_now_ms();	/* these samples' arrival */
 	for (size_t k = 0; k < nh; k++) {
 		int64_t first_fed;
-		int fr = feed_host(eng, conn, fresh, start[k], start[k + 1], &rows[k], &ovr->set, &saves[nsave],
+		int fr = feed_host(eng, conn, fresh, start[k], start[k + 1], &rows[k], &ovr->set, now, &saves[nsave],
 				   &first_fed, err, errlen);
 		if (fr < 0)
 			goto out;
@@ -238,7 +245,7 @@ int detect_store_hook(void *ctx, PGconn *conn, const struct sample *const *fresh
 			continue;
 		nsave++;
 		if (rows[k].silent)
-			backs[nback++] = (struct det_host_back){ rows[k].host, first_fed };
+			backs[nback++] = (struct det_host_back){ rows[k].host, now };
 	}
 	if (alert_store_hosts_back(conn, backs, nback, err, errlen) < 0 ||
 	    alert_store_save_states(conn, saves, nsave, err, errlen) < 0)
@@ -257,10 +264,9 @@ out:
 	return rc;
 }
 
-int detect_tick(struct detect_engine *eng, PGconn *conn, int64_t now_ms, char *err, size_t errlen)
+int detect_tick(struct detect_engine *eng, PGconn *conn, int64_t now_ms, bool judge_silence, char *err,
+		size_t errlen)
 {
-	int n = 0;
-
 	(void)eng;
-	return alert_store_tick_silent(conn, now_ms, &n, err, errlen);
+	return liveness_tick(conn, now_ms, judge_silence, err, errlen);
 }

@@ -15,6 +15,7 @@
 #define VMSCOPE_DETECT_H
 
 #include <libpq-fe.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,7 +41,10 @@ int detect_store_hook(void *ctx, PGconn *conn, const struct sample *const *fresh
 		      char *err, size_t errlen);
 
 /* Called every few seconds by the server with a pooled connection, outside
- * any transaction: raises/resolves time-based alerts (host_silent). */
-int detect_tick(struct detect_engine *eng, PGconn *conn, int64_t now_ms, char *err, size_t errlen);
+ * any transaction: raises/resolves the alerts that need no sample
+ * (clock_skew; host_silent only when judge_silence, i.e. outside the grace
+ * period after the server's start or a database outage: liveness.h). */
+int detect_tick(struct detect_engine *eng, PGconn *conn, int64_t now_ms, bool judge_silence, char *err,
+		size_t errlen);
 
 #endif

@@ -10,6 +10,7 @@
 #include "sample_body.h"
 #include "store.h"
 #include "store_health.h"
+#include "liveness_store.h"
 #include "timeparse.h"
 #include "tokens.h"
 
@@ -78,6 +79,10 @@ static int check_time(const struct sample *s, size_t idx, int64_t now_ms, int64_
 {
 	char when[40], limit[40];
 
+	if (s->ts_ms > now_ms + INGEST_MAX_SKEW_MS || s->ts_ms < oldest_ms) {
+		snprintf(e->time_host, sizeof(e->time_host), "%s", s->host);
+		e->time_ts_ms = s->ts_ms;
+	}
 	if (s->ts_ms > now_ms + INGEST_MAX_SKEW_MS) {
 		fail(e, "synchronise the agent's clock (NTP); samples may be at most 10 minutes "
 		     "ahead of the server's", "could not accept sample %zu: ts: %s is more than "
@@ -282,6 +287,18 @@ static enum MHD_Result busy(struct request *rq)
 			     "retry after Retry-After seconds (--max-inflight-bytes)");
 }
 
+/* A sample refused for its timestamp: recorded with its host, so that a
+ * host whose clock is wrong is listed and alerted on (clock_skew) though
+ * none of its samples is stored (liveness.h). The answer is the refusal
+ * either way. */
+static void note_refused(struct store *st, const struct ingest_error *e, int64_t now)
+{
+	char err[256];
+
+	if (store_note_refused(st, e->time_host, e->time_ts_ms, now, err, sizeof(err)) != STORE_OK)
+		log_warn("%s", err);
+}
+
 /* 503 for a write the database could not take now, saying why: "disk
  * full" rather than "unreachable" for a database that answers but refuses
  * writes (store_health.h). */
@@ -355,6 +372,8 @@ enum MHD_Result ingest_finish(struct request *rq)
 		body_release(&rq->body);
 	if (prc < 0) {
 		metrics_ingest_refused();
+		if (e.time_host[0])
+			note_refused(st, &e, now);
 		trim_after(len);
 		return respond_error(rq, e.status ? e.status : 400, e.error, e.detail, e.hint);
 	}

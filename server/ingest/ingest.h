@@ -43,6 +43,10 @@ struct ingest_error {
 	char error[SAMPLE_ERR_MAX + 64];
 	char detail[160];
 	char hint[160];
+	/* a sample refused for its timestamp (the host's clock): whose, and
+	 * its ts; host is "" for any other error */
+	char time_host[HOST_NAME_MAXLEN + 1];
+	int64_t time_ts_ms;
 };
 
 /* True when no array or object in buf[0..len) nests deeper than max_depth

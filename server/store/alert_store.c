@@ -79,7 +79,9 @@ int alert_store_apply(PGconn *c, struct det_action *a, char *err, size_t errlen)
 	}
 	snprintf(t1, sizeof(t1), "%" PRId64, a->at_ms);
 	const char *v[2] = { id, t1 };
-	r = exec(c, "UPDATE alerts SET state = 'resolved', ended_at = " TS_FROM_MS("$2") ", "
+	/* never before it opened: a detector re-anchored on samples behind
+	 * it (a clock set back) resolves at the later of the two */
+	r = exec(c, "UPDATE alerts SET state = 'resolved', ended_at = greatest(opened_at, " TS_FROM_MS("$2") "), "
 		    "updated_at = now() WHERE id = $1 AND state = 'open'", 2, v);
 	if (!ok(r))
 		return pg_fail(err, errlen, "could not resolve alert", c, r);
@@ -95,7 +97,8 @@ int alert_store_apply(PGconn *c, struct det_action *a, char *err, size_t errlen)
  * outer join, made the statement cost 10 times a one-row lock; when no row
  * matches the hosts are new, and the re-lock after creating them reads it.) */
 static const char lock_sql[] =
-	"SELECT host, state, last_ts_ms, silent, (SELECT v FROM detector_overrides_version) "
+	"SELECT host, state, last_ts_ms, silent, (SELECT v FROM detector_overrides_version), "
+	"lag_win_ms, lag_min_ms, lag_prev_ms "
 	"FROM detector_state WHERE host = ANY($1::text[]) ORDER BY host COLLATE \"C\" FOR UPDATE";
 
 static struct det_state_row *find_row(struct det_state_row *rows, size_t n, const char *host)
@@ -165,6 +168,9 @@ static int lock_rows(PGconn *c, struct det_state_row *rows, size_t n, bool *foun
 		d->len = len;
 		d->last_ts_ms = store_get_i64(r, i, 2);
 		d->silent = PQgetvalue(r, i, 3)[0] != 0;
+		d->lag.win_ms = store_get_i64(r, i, 5);
+		d->lag.min_ms = PQgetisnull(r, i, 6) ? LAG_NONE : store_get_i64(r, i, 6);
+		d->lag.prev_ms = PQgetisnull(r, i, 7) ? LAG_NONE : store_get_i64(r, i, 7);
 		found[d - rows] = true;
 		nfound++;
 	}
@@ -184,6 +190,7 @@ int alert_store_lock_states(PGconn *c, struct det_state_row *rows, size_t n, int
 		rows[i].len = 0;
 		rows[i].last_ts_ms = 0;
 		rows[i].silent = false;
+		rows[i].lag = (struct host_lag){ 0, LAG_NONE, LAG_NONE };
 	}
 	if (!found) {
 		snprintf(err, errlen, "could not lock detector state: out of memory");
@@ -238,38 +245,47 @@ static int bytea_array(struct cbuf *b, const struct det_state_save *s, size_t n)
 
 int alert_store_save_states(PGconn *c, const struct det_state_save *s, size_t n, char *err, size_t errlen)
 {
-	struct cbuf h, st, t, iv;
-	int rc = -1;
+	enum { H, ST, T, IV, SEEN, LW, LM, LP, NA };
+	struct cbuf a[NA];
+	int rc = -1, bad = 0;
 
 	if (!n)
 		return 0;
-	cbuf_init(&h);
-	cbuf_init(&st);
-	cbuf_init(&t);
-	cbuf_init(&iv);
-	int bad = arr_begin(&h) | arr_begin(&t) | arr_begin(&iv) | bytea_array(&st, s, n);
+	for (int k = 0; k < NA; k++)
+		cbuf_init(&a[k]);
+	for (int k = 0; k < NA; k++)
+		bad |= k == ST ? bytea_array(&a[ST], s, n) : arr_begin(&a[k]);
+	/* an absent window minimum travels as INT64_MIN (LAG_NONE), NULL in the row */
 	for (size_t i = 0; i < n && !bad; i++)
-		bad |= arr_text(&h, s[i].host) | arr_num(&t, s[i].last_ts_ms) | arr_num(&iv, s[i].interval_ms);
-	bad |= arr_end(&h) | arr_end(&t) | arr_end(&iv);
-	if (bad || st.len > INT32_MAX) {
+		bad |= arr_text(&a[H], s[i].host) | arr_num(&a[T], s[i].last_ts_ms) | arr_num(&a[IV], s[i].interval_ms) |
+		       arr_num(&a[SEEN], s[i].seen_ms) | arr_num(&a[LW], s[i].lag.win_ms) |
+		       arr_num(&a[LM], s[i].lag.min_ms) | arr_num(&a[LP], s[i].lag.prev_ms);
+	for (int k = 0; k < NA; k++)
+		if (k != ST)
+			bad |= arr_end(&a[k]);
+	if (bad || a[ST].len > INT32_MAX) {
 		snprintf(err, errlen, "could not save detector state: out of memory");
 		goto out;
 	}
-	const char *prm[4] = { (const char *)h.p, (const char *)st.p, (const char *)t.p, (const char *)iv.p };
-	const int lens[4] = { 0, (int)st.len, 0, 0 };
-	const int fmts[4] = { 0, 1, 0, 0 };
+	const char *prm[NA];
+	int lens[NA] = { 0 }, fmts[NA] = { 0 };
+	for (int k = 0; k < NA; k++)
+		prm[k] = (const char *)a[k].p;
+	lens[ST] = (int)a[ST].len;
+	fmts[ST] = 1;
 	/* sent without waiting: its result comes back with COMMIT (store_sql.c) */
 	if (store_q_prep_send(c, STORE_PREP_DET_SAVE,
 			      "UPDATE detector_state d SET state = u.s, last_ts_ms = u.l, interval_ms = u.i, "
+			      "seen_ms = u.seen, lag_win_ms = u.lw, lag_min_ms = nullif(u.lm, -9223372036854775808), "
+			      "lag_prev_ms = nullif(u.lp, -9223372036854775808), "
 			      "silent = false, updated_at = now() FROM unnest($1::text[], $2::bytea[], $3::bigint[], "
-			      "$4::bigint[]) AS u(h, s, l, i) WHERE d.host = u.h",
-			      4, prm, lens, fmts, 0, "save detector state", err, errlen) == STORE_OK)
+			      "$4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[]) "
+			      "AS u(h, s, l, i, seen, lw, lm, lp) WHERE d.host = u.h",
+			      NA, prm, lens, fmts, 0, "save detector state", err, errlen) == STORE_OK)
 		rc = 0;
 out:
-	cbuf_release(&h);
-	cbuf_release(&st);
-	cbuf_release(&t);
-	cbuf_release(&iv);
+	for (int k = 0; k < NA; k++)
+		cbuf_release(&a[k]);
 	return rc;
 }
 
@@ -284,14 +300,14 @@ int alert_store_hosts_back(PGconn *c, const struct det_host_back *b, size_t n, c
 	cbuf_init(&t);
 	int bad = arr_begin(&h) | arr_begin(&t);
 	for (size_t i = 0; i < n && !bad; i++)
-		bad |= arr_text(&h, b[i].host) | arr_num(&t, b[i].ts_ms);
+		bad |= arr_text(&h, b[i].host) | arr_num(&t, b[i].at_ms);
 	bad |= arr_end(&h) | arr_end(&t);
 	if (bad) {
 		snprintf(err, errlen, "could not resolve host_silent: out of memory");
 		goto out;
 	}
 	const char *prm[2] = { (const char *)h.p, (const char *)t.p };
-	if (store_q(c, "UPDATE alerts SET state = 'resolved', ended_at = greatest(started_at, "
+	if (store_q(c, "UPDATE alerts SET state = 'resolved', ended_at = greatest(opened_at, "
 		       TS_FROM_MS("u.t") "), updated_at = now() FROM unnest($1::text[], $2::bigint[]) AS u(h, t) "
 		       "WHERE alerts.host = u.h AND alerts.cgroup IS NULL AND alerts.kind = 'host_silent' "
 		       "AND alerts.state = 'open'", 2, prm, 0, NULL, "resolve host_silent", err, errlen) == STORE_OK)
@@ -300,70 +316,6 @@ out:
 	cbuf_release(&h);
 	cbuf_release(&t);
 	return rc;
-}
-
-/* Opens host_silent for one candidate under its state row lock, rechecking
- * that no sample arrived meanwhile. Returns 1 opened, 0 not, -1 error. */
-static int silence_one(PGconn *c, const char *host, const char *now_s, char *err, size_t errlen)
-{
-	const char *v[2] = { host, now_s };
-	PGresult *r = PQexec(c, "BEGIN");
-	int rc = 0;
-
-	if (!ok(r))
-		return pg_fail(err, errlen, "could not begin", c, r);
-	PQclear(r);
-	r = exec(c,
-		 "WITH s AS (UPDATE detector_state SET silent = true WHERE host = $1 "
-		 "  AND last_ts_ms > 0 AND last_ts_ms < $2::bigint - greatest(3 * interval_ms, 60000) "
-		 "  RETURNING host, last_ts_ms, interval_ms) "
-		 "INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, updated_at, "
-		 "summary, evidence) SELECT host, NULL, 'host_silent', 'warning', 'open', "
-		 TS_FROM_MS("last_ts_ms") ", " TS_FROM_MS("$2") ", now(), "
-		 "format('no sample for %s s (expected every %s s)', ($2::bigint - last_ts_ms) / 1000, "
-		 "greatest(interval_ms, 1000) / 1000), "
-		 "jsonb_build_object('last_sample_ms', last_ts_ms, 'interval_s', interval_ms / 1000.0, "
-		 "'silent_s', ($2::bigint - last_ts_ms) / 1000, 'hint', "
-		 "'check that the agent runs and reaches the server (its log says why it cannot post)') "
-		 "FROM s ON CONFLICT (host, (coalesce(cgroup, '')), kind) WHERE state = 'open' DO NOTHING", 2, v);
-	if (!ok(r)) {
-		pg_fail(err, errlen, "could not open host_silent", c, r);
-		r = PQexec(c, "ROLLBACK");
-		PQclear(r);
-		return -1;
-	}
-	rc = atoi(PQcmdTuples(r)) > 0;
-	PQclear(r);
-	r = PQexec(c, "COMMIT");
-	if (!ok(r))
-		return pg_fail(err, errlen, "could not commit host_silent", c, r);
-	PQclear(r);
-	return rc;
-}
-
-int alert_store_tick_silent(PGconn *c, int64_t now_ms, int *nopened, char *err, size_t errlen)
-{
-	char now_s[24];
-	snprintf(now_s, sizeof(now_s), "%" PRId64, now_ms);
-	const char *v[1] = { now_s };
-	PGresult *r = exec(c,
-			   "SELECT d.host FROM detector_state d WHERE d.last_ts_ms > 0 "
-			   "AND d.last_ts_ms < $1::bigint - greatest(3 * d.interval_ms, 60000) "
-			   "AND NOT EXISTS (SELECT 1 FROM alerts a WHERE a.host = d.host AND a.kind = 'host_silent' "
-			   "AND a.state = 'open' AND coalesce(a.cgroup, '') = '') ORDER BY d.host LIMIT 1000", 1, v);
-	*nopened = 0;
-	if (PQresultStatus(r) != PGRES_TUPLES_OK)
-		return pg_fail(err, errlen, "could not list silent hosts", c, r);
-	for (int i = 0; i < PQntuples(r); i++) {
-		int o = silence_one(c, PQgetvalue(r, i, 0), now_s, err, errlen);
-		if (o < 0) {
-			PQclear(r);
-			return -1;
-		}
-		*nopened += o;
-	}
-	PQclear(r);
-	return 0;
 }
 
 int alert_store_query(PGconn *c, const struct alert_query *q, json_t **out, char *err, size_t errlen)

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "detect_engine.h"
+#include "liveness_store.h"
 #include "store.h"
 
 /* Applies one engine action (detect_engine.h) to the alerts table. For
@@ -31,6 +32,7 @@ struct det_state_row {
 	size_t len;
 	int64_t last_ts_ms;	/* ts of the last sample fed, 0 for a new host */
 	bool silent;		/* the tick opened a host_silent alert a new sample must resolve */
+	struct host_lag lag;	/* the clock offset's window (liveness_store.h) */
 };
 
 /* Inside the ingest transaction, one statement for all hosts: creates the
@@ -48,28 +50,24 @@ struct det_state_save {
 	const unsigned char *buf;
 	size_t len;
 	int64_t last_ts_ms, interval_ms;
+	int64_t seen_ms;	/* when these samples arrived (the server's clock) */
+	struct host_lag lag;
 };
 
-/* Writes the hosts' states back (rows locked by alert_store_lock_states)
- * and clears their silent flags, in one prepared statement. */
+/* Writes the hosts' states, arrival times and clock windows back (rows
+ * locked by alert_store_lock_states) and clears their silent flags, in
+ * one prepared statement. */
 int alert_store_save_states(PGconn *c, const struct det_state_save *s, size_t n, char *err, size_t errlen);
 
 /* A host that posted again after the tick marked it silent. */
 struct det_host_back {
 	const char *host;
-	int64_t ts_ms;	/* its first sample fed */
+	int64_t at_ms;	/* when its sample arrived (the server's clock) */
 };
 
-/* Resolves the hosts' open host_silent alerts at their sample times, in one
- * statement. */
+/* Resolves the hosts' open host_silent alerts at their arrival, never
+ * before the alert opened, in one statement. */
 int alert_store_hosts_back(PGconn *c, const struct det_host_back *b, size_t n, char *err, size_t errlen);
-
-/* detect_tick's work, outside any transaction: for each host whose last
- * sample is older than max(3 x interval, 60 s) before now_ms and that has no
- * open host_silent alert, opens one (started_at = its last sample, opened_at
- * = now), each in its own short transaction under the state row lock.
- * *nopened receives how many. */
-int alert_store_tick_silent(PGconn *c, int64_t now_ms, int *nopened, char *err, size_t errlen);
 
 /* GET /api/v1/alerts on a given connection: *out = new reference to
  * {"alerts":[...]} (CONTRACT.md §3), newest started_at first. */

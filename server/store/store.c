@@ -6,6 +6,7 @@
  * the bottom and never store.c. Design: docs/design.md.
  */
 #include "store_internal.h"
+#include "liveness_store.h"
 #include "store_rollup.h"
 #include "store_cgrollup.h"
 
@@ -178,9 +179,10 @@ int store_hosts(struct store *st, json_t **out, char *err, size_t errlen)
 		return rc;
 	rc = store_q(c, "SELECT " HOST_COLS " FROM hosts WHERE samples > 0 ORDER BY name COLLATE \"C\"",
 		     0, NULL, 0, &r, "list hosts", err, errlen);
-	put_conn(st, c, rc);
-	if (rc != STORE_OK)
+	if (rc != STORE_OK) {
+		put_conn(st, c, rc);
 		return rc;
+	}
 	json_t *arr = json_array();
 	for (int i = 0; arr && i < PQntuples(r); i++) {
 		json_t *h = host_json(r, i);
@@ -190,6 +192,13 @@ int store_hosts(struct store *st, json_t **out, char *err, size_t errlen)
 		}
 	}
 	PQclear(r);
+	/* each host's clock, and the hosts whose every sample was refused */
+	if (arr && (rc = liveness_store_add_clocks(c, arr, NULL, err, errlen)) != STORE_OK) {
+		json_decref(arr);
+		put_conn(st, c, rc);
+		return rc;
+	}
+	put_conn(st, c, rc);
 	*out = arr ? json_pack("{s:o}", "hosts", arr) : NULL;
 	if (!*out) {
 		snprintf(err, errlen, "out of memory");
@@ -210,20 +219,31 @@ int store_host(struct store *st, const char *host, json_t **out, char *err, size
 		return rc;
 	rc = store_q(c, "SELECT " HOST_COLS " FROM hosts WHERE name = $1 AND samples > 0", 1, p, 0, &r,
 		     "read the host", err, errlen);
-	put_conn(st, c, rc);
-	if (rc != STORE_OK)
+	if (rc != STORE_OK) {
+		put_conn(st, c, rc);
 		return rc;
-	if (PQntuples(r) != 1) {
-		PQclear(r);
+	}
+	/* as a one-host list, for its clock (or a host whose every sample was refused) */
+	json_t *one = json_array();
+	json_t *h = PQntuples(r) == 1 ? host_json(r, 0) : NULL;
+	bool oom = !one || (PQntuples(r) == 1 && (!h || json_array_append_new(one, h) < 0));
+	PQclear(r);
+	if (!oom)
+		rc = liveness_store_add_clocks(c, one, host, err, errlen);
+	put_conn(st, c, rc);
+	if (oom || rc != STORE_OK) {
+		json_decref(one);
+		if (oom)
+			snprintf(err, errlen, "out of memory");
+		return oom ? STORE_EINTERNAL : rc;
+	}
+	if (json_array_size(one) != 1) {
+		json_decref(one);
 		snprintf(err, errlen, "no such host: %s", host);
 		return STORE_ENOTFOUND;
 	}
-	*out = host_json(r, 0);
-	PQclear(r);
-	if (!*out) {
-		snprintf(err, errlen, "out of memory");
-		return STORE_EINTERNAL;
-	}
+	*out = json_incref(json_array_get(one, 0));
+	json_decref(one);
 	return STORE_OK;
 }
 

@@ -297,6 +297,8 @@ static void test_adopt_open(PGconn *c)
 	detect_engine_free(eng);
 }
 
+/* host_silent is judged by arrival (the server's clock), not by sample
+ * times: these samples are dated 2025 and arrive now (liveness.h). */
 static void test_silent(PGconn *c)
 {
 	struct detect_engine *eng = detect_engine_new();
@@ -304,23 +306,34 @@ static void test_silent(PGconn *c)
 	char err[256];
 
 	CHECK_INT(batch(c, eng, &t, 2, 0, 1), 0);
-	int64_t last = (int64_t)llround(t.ts * 1000);
-	CHECK_INT(detect_tick(eng, c, last + 20000, err, sizeof(err)), 0);
+	int64_t seen = count(c, "SELECT seen_ms FROM detector_state WHERE host = 'quiet'");
+	CHECK(seen > (int64_t)(T0 * 1000) + 365LL * 86400 * 1000 / 2);	/* the arrival, not the sample time */
+	CHECK_INT(detect_tick(eng, c, seen + 20000, true, err, sizeof(err)), 0);
 	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE kind = 'host_silent'"), 0);
-	CHECK_INT(detect_tick(eng, c, last + 61000, err, sizeof(err)), 0);
-	CHECK_INT(detect_tick(eng, c, last + 62000, err, sizeof(err)), 0);	/* still one */
+	/* inside the grace period (judge_silence false) nobody is silent */
+	CHECK_INT(detect_tick(eng, c, seen + 61000, false, err, sizeof(err)), 0);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE kind = 'host_silent'"), 0);
+	CHECK_INT(detect_tick(eng, c, seen + 61000, true, err, sizeof(err)), 0);
+	CHECK_INT(detect_tick(eng, c, seen + 62000, true, err, sizeof(err)), 0);	/* still one */
 	json_t *a = query(c, "quiet", "host_silent", "open", INT64_MIN, INT64_MAX, 10);
 	json_t *al = json_array_get(json_object_get(a, "alerts"), 0);
 	CHECK_INT(json_array_size(json_object_get(a, "alerts")), 1);
-	CHECK_STR(json_string_value(json_object_get(al, "started_at")), "2025-11-30T16:00:20Z");
-	CHECK_STR(json_string_value(json_object_get(al, "opened_at")), "2025-11-30T16:01:21Z");
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(al, "evidence"), "silent_s")), 61);
 	json_decref(a);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE kind = 'host_silent' AND started_at = "
+			   "'epoch'::timestamptz + (SELECT seen_ms FROM detector_state WHERE host = 'quiet') "
+			   "* interval '1 millisecond'"), 1);
 	CHECK_INT(count(c, "SELECT count(*) FROM detector_state WHERE host = 'quiet' AND silent"), 1);
-	/* the host posts again: resolved at that sample's time */
+	/* the host posts again: resolved at its arrival, which is before this
+	 * test's future tick: clamped, never before the alert opened */
 	CHECK_INT(batch(c, eng, &t, 1, 0, 1), 0);
 	CHECK_INT(count(c, "SELECT count(*) FROM detector_state WHERE host = 'quiet' AND silent"), 0);
 	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE kind = 'host_silent' AND state = 'resolved' "
-			   "AND ended_at = 'epoch'::timestamptz + interval '1764518430 seconds'"), 1);
+			   "AND ended_at = opened_at"), 1);
+	/* and the table itself refuses an alert that ends before it opened */
+	PGresult *r = PQexec(c, "UPDATE alerts SET ended_at = opened_at - interval '1 s' WHERE kind = 'host_silent'");
+	CHECK_STR(PQresultErrorField(r, PG_DIAG_SQLSTATE), "23514");
+	PQclear(r);
 	detect_engine_free(eng);
 }
 
@@ -436,7 +449,8 @@ int main(void)
 	if (PQstatus(c) != CONNECTION_OK || apply(c, "schema/010_alerts.sql") < 0 ||
 	    apply(c, "schema/011_detector_state.sql") < 0 || apply(c, "schema/012_detector_state_silent.sql") < 0 ||
 	    apply(c, "schema/040_notify.sql") < 0 ||	/* silences: the alerts query reads them */
-	    apply(c, "schema/050_overrides.sql") < 0 || apply(c, "schema/060_overrides_version.sql") < 0) {
+	    apply(c, "schema/050_overrides.sql") < 0 || apply(c, "schema/060_overrides_version.sql") < 0 ||
+	    apply(c, "schema/090_liveness.sql") < 0) {
 		fprintf(stderr, "could not prepare the test database: %s", PQerrorMessage(c));
 		return 1;
 	}
