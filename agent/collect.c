@@ -715,6 +715,31 @@ static bool v2_has_memory(struct collector *c)
 	return true;
 }
 
+/* The agent's own counters (struct agent_counters), as of the sample
+ * before this one. */
+static void emit_self(struct collector *c)
+{
+	const struct agent_counters *a = c->self;
+
+	if (!a)
+		return;
+	const struct { const char *k; uint64_t v; } f[] = {
+		{ "samples_taken", a->taken },
+		{ "samples_delivered", a->delivered },
+		{ "samples_refused", a->refused },
+		{ "samples_refused_clock", a->refused_clock },
+		{ "samples_dropped_spool_full", a->dropped_spool_full },
+		{ "samples_dropped_unspoolable", a->dropped_unspoolable },
+		{ "samples_kept_in_memory", a->kept_in_memory },
+		{ "spool_write_errors", a->spool_write_errors },
+	};
+	jw_keyz(c->w, "agent");
+	jw_obj_begin(c->w);
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		jw_key_int(c->w, f[i].k, strlen(f[i].k), (int64_t)f[i].v);
+	jw_obj_end(c->w);
+}
+
 int collector_sample(struct collector *c, struct jw *w)
 {
 	const struct agent_opts *o = c->o;
@@ -751,6 +776,7 @@ int collector_sample(struct collector *c, struct jw *w)
 	emit_mglru(c);
 	jw_keyz(w, "agent_version");
 	jw_str(w, AGENT_VERSION, strlen(AGENT_VERSION));
+	emit_self(c);
 	if (o->nlabels) {
 		jw_keyz(w, "labels");
 		jw_obj_begin(w);

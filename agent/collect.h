@@ -34,8 +34,23 @@ enum {
 	HF_V2CTL, HF_N
 };
 
+/* The agent's own counters since it started, reported in every sample it
+ * posts as "agent": {"samples_taken": N, ...} (CONTRACT.md §1), so that a
+ * sample dropped anywhere shows on the server too, with its reason. */
+struct agent_counters {
+	uint64_t taken;			/* samples read */
+	uint64_t delivered;		/* answered 2xx */
+	uint64_t refused;		/* answered 400/413 and dropped */
+	uint64_t refused_clock;		/* of refused: for their timestamp */
+	uint64_t dropped_spool_full;	/* oldest dropped: --spool-max-bytes or a full disk */
+	uint64_t dropped_unspoolable;	/* neither spooled nor kept in memory (memq.h) */
+	uint64_t kept_in_memory;	/* the spool could not take them (memq.h) */
+	uint64_t spool_write_errors;	/* failed spool writes */
+};
+
 struct collector {
 	const struct agent_opts *o;	/* borrowed */
+	const struct agent_counters *self;	/* borrowed; NULL: not reported (--stdout) */
 	int rootfd;			/* "/" or --root DIR */
 	long page_size;
 	int64_t v1_nolimit;		/* PAGE_COUNTER_MAX x page size */

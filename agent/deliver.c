@@ -75,13 +75,14 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-int deliver_init(struct deliver *d, const struct agent_opts *o)
+int deliver_init(struct deliver *d, const struct agent_opts *o, struct memq *mq)
 {
 	char auth[OPT_MAX_STR + 32];
 	size_t ul = strlen(o->server);
 
 	memset(d, 0, sizeof(*d));
 	d->o = o;
+	d->mq = mq;
 	d->limit = (size_t)o->batch_max;
 	d->retry_after = -1;
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
@@ -189,10 +190,18 @@ void deliver_release(struct deliver *d)
 	memset(d, 0, sizeof(*d));
 }
 
+/* The request is over: its records may be dropped again to make room. */
+static void unpin(struct deliver *d, struct spool *s)
+{
+	s->pinned = false;
+	if (d->mq)
+		d->mq->pinned = 0;
+}
+
 void deliver_abort(struct deliver *d, struct spool *s)
 {
 	abort_request(d);
-	s->pinned = false;
+	unpin(d, s);
 }
 
 static int reserve(struct deliver_body *b, size_t need)
@@ -295,6 +304,7 @@ static int build_body(struct deliver *d, struct spool *s, size_t max_n)
 	if (d->next_ready && spool_pos_cmp(s->head, d->next_start) == 0 &&
 	    spool_pos_cmp(spool_end(s), d->next_end) == 0) {
 		struct deliver_body t = d->req;
+		d->from_mem = false;
 
 		d->req = d->next;
 		d->next = t;
@@ -307,7 +317,10 @@ static int build_body(struct deliver *d, struct spool *s, size_t max_n)
 	d->next_ready = false;	/* the spool holds more (or less): read it */
 	if (body_start(&d->req) < 0)
 		return -1;
-	int rc = spool_peek(s, max_n, DELIVER_MAX_BATCH_BYTES, on_record, &b, d->ends, &n, &bytes);
+	/* the spool's records are older than the memory queue's: spool first */
+	d->from_mem = spool_empty(s) && d->mq && !memq_empty(d->mq);
+	int rc = d->from_mem ? memq_peek(d->mq, max_n, DELIVER_MAX_BATCH_BYTES, on_record, &b, &n)
+			     : spool_peek(s, max_n, DELIVER_MAX_BATCH_BYTES, on_record, &b, d->ends, &n, &bytes);
 	if (rc == 0 && n > 0)
 		rc = body_finish(d, &d->req);
 	else
@@ -394,10 +407,14 @@ static void answer_message(const struct deliver *d, char *out, size_t outlen)
 	json_decref(j);
 }
 
-/* Records resolved (accepted or dropped) at the head: move the head. */
+/* Records resolved (accepted or dropped) at the head: move the head (or
+ * forget them from the memory queue). */
 static void resolved(struct deliver *d, struct spool *s, size_t k)
 {
-	spool_ack(s, d->ends[k - 1]);
+	if (d->from_mem)
+		memq_pop(d->mq, k);
+	else
+		spool_ack(s, d->ends[k - 1]);
 	if (d->split_left > 0) {
 		d->split_left -= k < d->split_left ? k : d->split_left;
 		if (d->split_left == 0)
@@ -412,13 +429,40 @@ static void split(struct deliver *d)
 	d->limit = (d->n + 1) / 2;
 }
 
+/* The server's words for a sample refused for its timestamp (CONTRACT.md
+ * §2: more than 10 minutes ahead of its clock, or older than the
+ * retention): this machine's clock, not the sample, is wrong. */
+static bool refused_for_time(const char *msg)
+{
+	return strstr(msg, "(clock skew)") || strstr(msg, "older than the raw-data retention");
+}
+
+/* Says so at error level: at once the first time, then at most once a
+ * minute with how many more were refused (one line per sample would be a
+ * line per interval for as long as the clock stays wrong). The samples go:
+ * the contract lets the server refuse them for good. */
+static void log_time_refusal(struct deliver *d, const char *msg, double now)
+{
+	d->refused_time++;
+	d->time_unlogged++;
+	if (d->time_logged > 0 && now - d->time_logged < 60)
+		return;
+	alog_error("server refused %llu sample%s for its timestamp: this machine's clock is wrong; "
+		   "synchronise it (NTP). The server said: %s. Refused samples are dropped "
+		   "(%llu so far, %llu in all)", (unsigned long long)d->time_unlogged,
+		   d->time_unlogged == 1 ? "" : "s", msg, (unsigned long long)d->refused_time,
+		   (unsigned long long)d->refused);
+	d->time_logged = now;
+	d->time_unlogged = 0;
+}
+
 static void finished(struct deliver *d, struct spool *s, CURLcode cc, double now)
 {
 	long status = 0;
 	char msg[300];
 
 	d->inflight = false;
-	s->pinned = false;
+	unpin(d, s);
 	curl_multi_remove_handle(d->multi, d->easy);
 	if (d->req.cap > DELIVER_KEEP_BODY) {
 		/* a catch-up batch: give its memory back rather than keep it dirty */
@@ -455,8 +499,11 @@ static void finished(struct deliver *d, struct spool *s, CURLcode cc, double now
 	}
 	if (status == 400 || status == 413) {
 		d->refused++;
-		alog_warn("server refused a sample (%ld: %s); dropped it (%llu refused so far)", status,
-			  msg, (unsigned long long)d->refused);
+		if (refused_for_time(msg))
+			log_time_refusal(d, msg, now);
+		else
+			alog_warn("server refused a sample (%ld: %s); dropped it (%llu refused so far)", status,
+				  msg, (unsigned long long)d->refused);
 		resolved(d, s, 1);
 		d->next_try = now;
 		return;
@@ -511,7 +558,7 @@ void deliver_step(struct deliver *d, struct spool *s, double now)
 		if (d->inflight)
 			return;
 	}
-	if (now < d->next_try || spool_empty(s))
+	if (now < d->next_try || (spool_empty(s) && (!d->mq || memq_empty(d->mq))))
 		return;
 	size_t max_n = d->limit < (size_t)d->o->batch_max ? d->limit : (size_t)d->o->batch_max;
 	int gz = build_body(d, s, max_n);
@@ -533,10 +580,14 @@ void deliver_step(struct deliver *d, struct spool *s, double now)
 	}
 	d->inflight = true;
 	d->requests++;
-	/* the spool must not drop these records to make room while they are in
-	 * flight: they would count as lost and yet arrive */
-	s->pinned = true;
-	s->pin = d->ends[d->n - 1];
+	/* the spool (or the memory queue) must not drop these records to make
+	 * room while they are in flight: they would count as lost and yet arrive */
+	if (d->from_mem) {
+		d->mq->pinned = d->n;
+	} else {
+		s->pinned = true;
+		s->pin = d->ends[d->n - 1];
+	}
 	curl_multi_perform(d->multi, &running);
 }
 
@@ -544,7 +595,7 @@ double deliver_due_in(const struct deliver *d, const struct spool *s, double now
 {
 	if (d->inflight)
 		return 0;
-	if (spool_empty(s))
+	if (spool_empty(s) && (!d->mq || memq_empty(d->mq)))
 		return 1e9;
 	return d->next_try > now ? d->next_try - now : 0;
 }

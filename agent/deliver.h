@@ -12,6 +12,8 @@
  *   2xx          accepted: the head moves past the batch
  *   400          the batch is split in halves until the refused samples are
  *                alone; a refused single sample is dropped, counted, logged
+ *                (at error level, once a minute with a count, when refused
+ *                for its timestamp: this machine's clock is wrong)
  *   413          split likewise; a single sample over the limit is dropped
  *   401, 403     kept; logged at error level on every attempt (backoff)
  *   429, 503, other answers, network errors
@@ -26,6 +28,7 @@
 #include <stdint.h>
 #include <zlib.h>
 
+#include "memq.h"
 #include "options.h"
 #include "spool.h"
 
@@ -70,13 +73,20 @@ struct deliver {
 	double next_try;		/* CLOCK_MONOTONIC seconds */
 	double backoff;			/* current backoff step, 0 after success */
 	bool failing;			/* last attempt failed (to log recovery once) */
+	struct memq *mq;		/* borrowed: samples the spool could not take */
+	bool from_mem;			/* the request in flight holds mq's oldest records */
 	uint64_t sent, refused, requests;	/* totals */
+	uint64_t refused_time;		/* of refused: for their timestamp (the clock) */
+	double time_logged;		/* when such a refusal was last logged (CLOCK_MONOTONIC) */
+	uint64_t time_unlogged;		/* such refusals since */
 	uint64_t streamed;		/* requests whose body was built while the
 					 * sample was written */
 };
 
-/* Prepares the HTTP handles. Returns 0, or -1 (logged). */
-int deliver_init(struct deliver *d, const struct agent_opts *o);
+/* Prepares the HTTP handles; mq (borrowed, may be NULL) holds samples the
+ * spool could not take, posted after the spool's (memq.h). Returns 0, or
+ * -1 (logged). */
+int deliver_init(struct deliver *d, const struct agent_opts *o, struct memq *mq);
 
 void deliver_release(struct deliver *d);
 

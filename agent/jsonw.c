@@ -18,10 +18,14 @@ int jw_flush(struct jw *w)
 {
 	size_t off = 0;
 
-	if (w->err || w->fd < 0)
+	if (w->err || (w->fd < 0 && !w->tee))
 		return w->err;
 	if (w->tee && w->len)
 		w->tee(w->tee_ctx, w->buf, w->len);
+	if (w->fd < 0) {	/* the tee is the only sink */
+		w->len = 0;
+		return 0;
+	}
 	while (off < w->len) {
 		ssize_t n = write(w->fd, w->buf + off, w->len - off);
 		if (n < 0) {
@@ -41,7 +45,7 @@ static void put(struct jw *w, const char *s, size_t n)
 	while (n && !w->err) {
 		size_t room = w->cap - w->len;
 		if (room == 0) {
-			if (w->fd < 0) {
+			if (w->fd < 0 && !w->tee) {
 				w->err = -ENOSPC;
 				return;
 			}

@@ -9,7 +9,9 @@
  *
  * A tee (optional) sees every flushed chunk before it is written: the agent
  * builds a sample's request body from it while writing the sample to the
- * spool, instead of reading the spool back.
+ * spool, instead of reading the spool back. With fd -1 and a tee, the tee
+ * is the only sink (a sample kept in memory when the spool cannot be
+ * written).
  *
  * Errors are sticky: the first failure is kept in w->err (a negative errno,
  * -ENOSPC when a memory-only writer is full) and later calls do nothing, so

@@ -6,6 +6,7 @@
 #include "collect.h"
 #include "deliver.h"
 #include "jsonw.h"
+#include "memq.h"
 #include "options.h"
 #include "spool.h"
 
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -86,45 +88,44 @@ static int sample_to_fd(struct collector *col, int fd, struct deliver *d)
 }
 
 /* Takes one sample into the spool, its request body built on the way when
- * it will be the whole next batch (deliver_stream_begin). Returns 0 or -1
- * (logged). When the filesystem is full (ENOSPC) the oldest segments go,
- * as with --spool-max-bytes, so the newest samples are kept and the drop
- * counted. */
+ * it will be the whole next batch (deliver_stream_begin). Returns 0 when
+ * spooled, -1 when no sample could be read (logged), -2 when the spool
+ * could not take it (the caller keeps it in memory). When the filesystem
+ * is full (ENOSPC) the oldest segments go, as with --spool-max-bytes, so
+ * the newest samples are kept and the drop counted. */
 static int sample_to_spool(struct collector *col, struct spool *sp, struct deliver *dl)
 {
 	long dropped = 0;
 
 	for (;;) {
 		int fd = spool_append_begin(sp);
+		int open_err = fd < 0 ? errno : 0;
 		bool stream = fd >= 0 && deliver_stream_begin(dl, sp);
 		int rc = fd < 0 ? -2 : sample_to_fd(col, fd, stream ? dl : NULL);
 
-		if (fd < 0 && errno != ENOSPC)
-			alog_error("could not append to the spool in %s: %s", sp->dir, strerror(errno));
+		last_write_err = fd < 0 ? -open_err : rc == -2 ? last_write_err : 0;
 		if (rc == 0) {
 			struct spool_pos start = spool_rec_start(sp);
 			long d = spool_append_commit(sp);
 			deliver_stream_end(dl, d >= 0, start, sp->unsynced_end);
 			if (d < 0)
-				return -1;
+				return -2;
 			dropped += d;
 			break;
 		}
 		deliver_stream_end(dl, false, sp->unsynced_end, sp->unsynced_end);
-		int enospc = fd < 0 ? errno == ENOSPC : last_write_err == -ENOSPC;
 		if (fd >= 0)
 			spool_append_abort(sp);
-		if (rc == -1 || !enospc)
+		if (rc == -1)
 			return -1;
+		if (last_write_err != -ENOSPC)
+			return -2;
 		long d = spool_drop_oldest(sp);
 		if (d < 0) {
 			/* the older samples are in flight (or there are none): this
-			 * one cannot be kept; it counts as taken and dropped */
-			sp->dropped++;
-			alog_warn("spool %s: filesystem full and nothing older can be dropped now: "
-				  "dropped this sample (%llu dropped in all)", sp->dir,
-				  (unsigned long long)sp->dropped);
-			return 0;
+			 * one goes to memory */
+			alog_warn("spool %s: filesystem full and nothing older can be dropped now", sp->dir);
+			return -2;
 		}
 		alog_warn("spool %s: filesystem full, dropped the %ld oldest samples (%llu dropped in all)",
 			  sp->dir, d, (unsigned long long)sp->dropped);
@@ -134,6 +135,63 @@ static int sample_to_spool(struct collector *col, struct spool *sp, struct deliv
 			  "(%llu dropped in all)", (unsigned long long)sp->max_bytes, dropped,
 			  (unsigned long long)sp->dropped);
 	return 0;
+}
+
+static void tee_to_memq(void *ctx, const char *p, size_t n)
+{
+	memq_rec_add(ctx, p, n);
+}
+
+/* One sample into the memory queue (the spool cannot take it). Returns 0
+ * kept, 1 read but not kept (dropped: counted in mq->dropped), -1 when no
+ * sample could be read. */
+static int sample_to_memq(struct collector *col, struct memq *mq)
+{
+	struct jw w;
+
+	jw_init(&w, outbuf, sizeof(outbuf), -1);
+	w.tee = tee_to_memq;
+	w.tee_ctx = mq;
+	memq_rec_begin(mq);
+	if (collector_sample(col, &w) < 0) {
+		memq_rec_cancel(mq);
+		return -1;
+	}
+	jw_raw(&w, "\n", 1);
+	jw_flush(&w);
+	return memq_rec_end(mq) ? 0 : 1;
+}
+
+/* Appends one record and its newline to the spool: memq_peek's callback. */
+static int rec_to_spool(void *ctx, const char *rec, size_t len)
+{
+	struct spool *sp = ctx;
+	int fd = spool_append_begin(sp);
+
+	if (fd < 0)
+		return -1;
+	struct iovec iov[2] = { { (void *)rec, len }, { (void *)"\n", 1 } };
+	if (writev(fd, iov, 2) != (ssize_t)(len + 1)) {
+		spool_append_abort(sp);
+		return -1;
+	}
+	return spool_append_commit(sp) < 0 ? -1 : 0;
+}
+
+/* Moves the memory queue's samples into the spool, oldest first, when
+ * none of them is in flight; stops at the first that the spool refuses.
+ * Returns how many were moved. */
+static size_t memq_to_spool(struct memq *mq, struct spool *sp)
+{
+	size_t moved = 0, n;
+
+	while (!mq->pinned && !memq_empty(mq)) {
+		if (memq_peek(mq, 1, SIZE_MAX, rec_to_spool, sp, &n) < 0 || n == 0)
+			break;
+		memq_pop(mq, 1);
+		moved++;
+	}
+	return moved;
 }
 
 static void install_signals(void)
@@ -214,13 +272,83 @@ static void pending_resolve(struct pending *pd, const struct spool *sp)
 	pd->n -= k;
 }
 
+/* Where a posting agent's samples go, and its own counters (reported in
+ * every sample and in the totals at exit). */
+struct taker {
+	struct collector *col;
+	struct spool *sp;
+	struct deliver *d;
+	struct memq *mq;
+	struct agent_counters cnt;
+	bool spool_failing;	/* the last sample could not be spooled */
+};
+
+static void counters_refresh(struct taker *t)
+{
+	t->cnt.delivered = t->d->sent;
+	t->cnt.refused = t->d->refused;
+	t->cnt.refused_clock = t->d->refused_time;
+	t->cnt.dropped_spool_full = t->sp->dropped;
+	t->cnt.dropped_unspoolable = t->mq->dropped;
+}
+
+enum took { TOOK_NONE = -1, TOOK_DROPPED, TOOK_MEMORY, TOOK_SPOOL };
+
+/* Takes one sample: into the spool, or, when the spool cannot take it
+ * (read-only, permission denied, I/O error, full with nothing to drop),
+ * into the memory queue, from which it is posted all the same and moved
+ * into the spool once the spool takes writes again (memq.h). Samples wait
+ * in memory while older ones do, so order is kept. */
+static enum took take_sample(struct taker *t)
+{
+	counters_refresh(t);
+	if (!memq_empty(t->mq)) {
+		size_t moved = memq_to_spool(t->mq, t->sp);
+		if (moved && memq_empty(t->mq))
+			alog_info("spool %s takes writes again: moved %zu samples from memory into it",
+				  t->sp->dir, moved);
+	}
+	if (memq_empty(t->mq)) {
+		int rc = sample_to_spool(t->col, t->sp, t->d);
+		if (rc == -1)
+			return TOOK_NONE;
+		if (rc == 0) {
+			if (t->spool_failing)
+				alog_info("spool %s takes writes again", t->sp->dir);
+			t->spool_failing = false;
+			return TOOK_SPOOL;
+		}
+		t->cnt.spool_write_errors++;
+		if (!t->spool_failing)
+			alog_error("could not write a sample to the spool in %s: %s; keeping samples in "
+				   "memory (at most %u KiB) and posting them from there until it takes writes "
+				   "again", t->sp->dir, strerror(-last_write_err), MEMQ_MAX_BYTES >> 10);
+		t->spool_failing = true;
+	}
+	uint64_t before = t->mq->dropped;
+	int rc = sample_to_memq(t->col, t->mq);
+	if (rc < 0)
+		return TOOK_NONE;
+	if (t->mq->dropped > before)
+		alog_warn("memory queue full (%u KiB) while the spool cannot be written: dropped %llu "
+			  "sample(s), %llu in all", MEMQ_MAX_BYTES >> 10,
+			  (unsigned long long)(t->mq->dropped - before), (unsigned long long)t->mq->dropped);
+	if (rc > 0)
+		return TOOK_DROPPED;
+	t->cnt.kept_in_memory++;
+	return TOOK_MEMORY;
+}
+
 static int run_spool(struct collector *col, const struct agent_opts *o)
 {
 	struct spool sp;
 	struct deliver d;
+	struct memq mq;
 	char err[512];
 	unsigned long long taken = 0, skipped = 0;
 	int rc = 0;
+
+	memq_init(&mq);
 
 	if (spool_open(&sp, o->spool, o->spool_max_bytes, err, sizeof(err)) < 0) {
 		alog_error("%s", err);
@@ -229,10 +357,12 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 	if (!spool_empty(&sp))
 		alog_info("spool %s holds %llu bytes of unsent samples from before", o->spool,
 			  (unsigned long long)spool_pending_bytes(&sp));
-	if (deliver_init(&d, o) < 0) {
+	if (deliver_init(&d, o, &mq) < 0) {
 		spool_close(&sp);
 		return 1;
 	}
+	struct taker tk = { .col = col, .sp = &sp, .d = &d, .mq = &mq };
+	col->self = &tk.cnt;	/* samples report the agent's own counters */
 	alog_info("sampling every %g s, posting to %s, spool %s", o->interval_s, d.url, o->spool);
 
 	double next = 0;	/* the first sample right away, aligned after it */
@@ -242,8 +372,10 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 	while (!stop_signal) {
 		double now = clock_s(CLOCK_REALTIME);
 		if (now >= next && (!o->once || taken == 0)) {
-			if (sample_to_spool(col, &sp, &d) == 0) {
-				taken++;
+			enum took took = take_sample(&tk);
+			if (took != TOOK_NONE)
+				tk.cnt.taken = ++taken;
+			if (took == TOOK_SPOOL) {
 				if (pd.n == PENDING_MAX)
 					spool_sync(&sp);	/* cannot happen (see PENDING_MAX) */
 				pending_resolve(&pd, &sp);
@@ -280,8 +412,9 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 			alog_debug("syncing the spool: %s", d.inflight ? "delivery slow" : "not delivered");
 			spool_sync(&sp);
 		}
-		if (o->once && !d.inflight && (spool_empty(&sp) || d.failing || mono > once_deadline)) {
-			rc = spool_empty(&sp) && taken > 0 ? 0 : 1;
+		bool all_sent = spool_empty(&sp) && memq_empty(&mq);
+		if (o->once && !d.inflight && (all_sent || d.failing || mono > once_deadline)) {
+			rc = all_sent && taken > 0 ? 0 : 1;
 			break;
 		}
 		double wait = o->once ? 0.25 : next - clock_s(CLOCK_REALTIME);
@@ -297,15 +430,28 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 	if (stop_signal)
 		alog_info("stopping on signal %d", (int)stop_signal);
 	deliver_finish(&d, &sp, o->timeout_s < 2 ? o->timeout_s : 2);
+	/* samples still in memory: into the spool if it takes them now, else
+	 * they are lost with the process (counted and said) */
+	memq_to_spool(&mq, &sp);
+	unsigned long long lost = 0;
+	if (!memq_empty(&mq)) {
+		lost = mq.n;
+		alog_error("spool %s still cannot be written: %llu samples kept in memory are lost", sp.dir, lost);
+	}
 	spool_sync(&sp);	/* what is left, before the totals say it is kept */
-	alog_info("totals: %llu samples taken, %llu skipped, %llu delivered, %llu refused by the server, "
-		  "%llu dropped (spool full), %llu bytes left in the spool, %llu spool syncs, "
+	alog_info("totals: %llu samples taken, %llu skipped, %llu delivered, %llu refused by the server "
+		  "(%llu for their timestamp), %llu dropped (spool full), %llu dropped (spool unwritable, "
+		  "memory queue full), %llu lost at exit (spool unwritable), %llu kept in memory while the "
+		  "spool could not be written, %llu bytes left in the spool, %llu spool syncs, "
 		  "%llu requests (%llu built while the sample was written)",
 		  taken, skipped, (unsigned long long)d.sent, (unsigned long long)d.refused,
-		  (unsigned long long)sp.dropped, (unsigned long long)spool_pending_bytes(&sp),
-		  (unsigned long long)sp.syncs, (unsigned long long)d.requests,
-		  (unsigned long long)d.streamed);
+		  (unsigned long long)d.refused_time, (unsigned long long)sp.dropped,
+		  (unsigned long long)mq.dropped, lost, (unsigned long long)tk.cnt.kept_in_memory,
+		  (unsigned long long)spool_pending_bytes(&sp), (unsigned long long)sp.syncs,
+		  (unsigned long long)d.requests, (unsigned long long)d.streamed);
+	col->self = NULL;
 	deliver_release(&d);
+	memq_release(&mq);
 	spool_close(&sp);
 	return rc;
 }

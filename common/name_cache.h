@@ -25,6 +25,7 @@
 enum nc_map {
 	NC_VMSTAT, NC_MEMINFO, NC_SETTINGS,	/* host level */
 	NC_CG_STAT, NC_CG_EVENTS, NC_CG_SETTINGS,	/* cgroup level */
+	NC_AGENT,					/* host level: the agent's own counters */
 	NC_NMAPS
 };
 

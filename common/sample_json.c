@@ -287,6 +287,9 @@ static int parse_sample(struct sample *s, const json_t *obj, char *err)
 	if ((j = json_object_get(obj, "settings")) &&
 	    parse_int_map(&s->m, j, "settings.", "settings", true, err) < 0)
 		return -1;
+	if ((j = json_object_get(obj, "agent")) &&
+	    parse_int_map(&s->m, j, "agent.", "agent", false, err) < 0)
+		return -1;
 	if ((j = json_object_get(obj, "psi"))) {
 		if (!json_is_object(j))
 			return fail(err, "psi: expected an object of memory, io, cpu");
@@ -513,7 +516,7 @@ static int put_field(json_t *o, const char *name, int64_t v, bool top)
 {
 	static const struct { const char *prefix, *key; } maps[] = {
 		{ "vmstat.", "vmstat" }, { "meminfo.", "meminfo" }, { "settings.", "settings" },
-		{ "stat.", "memory_stat" }, { "events.", "events" },
+		{ "agent.", "agent" }, { "stat.", "memory_stat" }, { "events.", "events" },
 	};
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
 		size_t pl = strlen(maps[i].prefix);

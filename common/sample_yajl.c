@@ -57,7 +57,7 @@ enum key {
 	K_OTHER = 0,
 	/* sample */
 	K_HOST, K_TS, K_BOOT_ID, K_KERNEL, K_AGENT_VERSION, K_INTERVAL, K_PAGE_SIZE, K_MGLRU,
-	K_VMSTAT, K_MEMINFO, K_SETTINGS, K_PSI, K_LABELS, K_CGROUPS,
+	K_VMSTAT, K_MEMINFO, K_SETTINGS, K_PSI, K_LABELS, K_CGROUPS, K_AGENT,
 	/* cgroup (K_SETTINGS, K_PSI shared) */
 	K_PATH, K_VERSION, K_MEMORY_STAT, K_EVENTS, K_MEMORY_CURRENT, K_MEMORY_MAX, K_SWAP_CURRENT,
 	/* psi */
@@ -423,6 +423,8 @@ static int sample_scalar(struct yp *p, struct frame *f, const struct val *v)
 			     f->key == K_VMSTAT ? "vmstat" : f->key == K_MEMINFO ? "meminfo" : "settings");
 	case K_PSI:
 		return failf(p, SB_SAMPLE, "psi: expected an object of memory, io, cpu");
+	case K_AGENT:
+		return failf(p, SB_SAMPLE, "agent: expected an object of name -> integer");
 	case K_LABELS:
 		return failf(p, SB_SAMPLE, "labels: expected an object of at most %d key -> string",
 			     SAMPLE_MAX_LABELS);
@@ -651,6 +653,17 @@ new_sample:
 			if (!is_object)
 				return sample_scalar(p, f, &(struct val){ .t = V_NULL });
 			return push(p, X_PSI, true);
+		case K_AGENT:	/* the agent's own counters: a map like meminfo */
+			if (!is_object)
+				return sample_scalar(p, f, &(struct val){ .t = V_NULL });
+			if (!push(p, X_MAP, true))
+				return 0;
+			top(p)->prefix = "agent.";
+			top(p)->name = "agent";
+			top(p)->mk = NC_AGENT;
+			path_cat(top(p)->path, sizeof(top(p)->path), "agent", "");
+			top(p)->nullable = 0;
+			return 1;
 		case K_LABELS:
 			if (!is_object)
 				return sample_scalar(p, f, &(struct val){ .t = V_NULL });
@@ -933,6 +946,7 @@ static unsigned char classify(unsigned char kind, const unsigned char *k, size_t
 		else if (IS("psi")) key = K_PSI;
 		else if (IS("labels")) key = K_LABELS;
 		else if (IS("cgroups")) key = K_CGROUPS;
+		else if (IS("agent")) key = K_AGENT;
 		break;
 	case X_CGROUP:
 		if (IS("path")) key = K_PATH;

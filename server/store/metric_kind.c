@@ -85,6 +85,8 @@ enum metric_kind metric_kind(const char *name, bool cgroup)
 		return vmstat_kind(name + 7);
 	if (starts(name, "psi."))
 		return ends(name, ".total") ? METRIC_COUNTER : METRIC_GAUGE;
+	if (starts(name, "agent."))
+		return METRIC_COUNTER;	/* the agent's own counters since it started */
 	return METRIC_GAUGE;	/* meminfo, settings, meta */
 }
 
@@ -123,6 +125,8 @@ const char *metric_unit(const char *name, bool cgroup)
 			return "pages";
 		return starts_any(name + 7, vmstat_event_prefixes) ? "events/s" : "pages/s";
 	}
+	if (starts(name, "agent."))
+		return "events/s";
 	if (starts(name, "meminfo.")) {
 		if (starts(name, "meminfo.HugePages_"))
 			return "pages";
