@@ -150,8 +150,8 @@ void liveness_fmt_duration(int64_t ms, char *out, size_t outlen)
 /* The clock_skew alert's text for a verdict: severity, summary and
  * evidence (a new reference). offset_s in the evidence is the server's
  * clock minus the host's (positive: behind), for programs. */
-static json_t *clock_alert(enum clock_verdict v, int64_t amount, const struct clock_obs *o, char *summary,
-			   size_t slen, const char **severity)
+static json_t *clock_alert(enum clock_verdict v, int64_t amount, char *summary, size_t slen,
+			   const char **severity)
 {
 	char d[48];
 	double off = (double)amount / 1000.0;
@@ -161,16 +161,16 @@ static json_t *clock_alert(enum clock_verdict v, int64_t amount, const struct cl
 	case CLOCK_REFUSED_AHEAD:
 		*severity = "critical";
 		snprintf(summary, slen, "clock %s ahead of the server's: every sample refused (more than 10 min "
-			 "ahead), %lld so far", d, (long long)o->refused_n);
-		return json_pack("{s:s,s:f,s:f,s:b,s:I,s:s}", "clock", "ahead", "ahead_s", off, "offset_s", -off,
-				 "samples_refused", 1, "refused", (json_int_t)o->refused_n, "hint",
+			 "ahead)", d);
+		return json_pack("{s:s,s:f,s:f,s:b,s:s}", "clock", "ahead", "ahead_s", off, "offset_s", -off,
+				 "samples_refused", 1, "hint",
 				 "synchronise the host's clock (NTP): its samples are refused and lost");
 	case CLOCK_REFUSED_OLD:
 		*severity = "critical";
 		snprintf(summary, slen, "clock %s behind the server's: every sample refused (older than the "
-			 "retention), %lld so far", d, (long long)o->refused_n);
-		return json_pack("{s:s,s:f,s:f,s:b,s:I,s:s}", "clock", "behind", "behind_s", off, "offset_s", off,
-				 "samples_refused", 1, "refused", (json_int_t)o->refused_n, "hint",
+			 "retention)", d);
+		return json_pack("{s:s,s:f,s:f,s:b,s:s}", "clock", "behind", "behind_s", off, "offset_s", off,
+				 "samples_refused", 1, "hint",
 				 "synchronise the host's clock (NTP): its samples are refused and lost");
 	case CLOCK_BEHIND:
 		*severity = "warning";
@@ -224,7 +224,7 @@ static int tick_clock(PGconn *c, int64_t now_ms, const struct liveness_cfg *cfg,
 			continue;
 		char summary[256];
 		const char *sev;
-		json_t *ev = clock_alert(v, amount, &r->obs, summary, sizeof(summary), &sev);
+		json_t *ev = clock_alert(v, amount, summary, sizeof(summary), &sev);
 		if (!ev) {
 			snprintf(err, errlen, "could not build clock_skew: out of memory");
 			rc = -1;

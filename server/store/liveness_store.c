@@ -286,7 +286,8 @@ int liveness_store_add_clocks(PGconn *c, json_t *hosts, const char *only_host, c
 	const char *v[1] = { only_host };
 	PGresult *r = NULL;
 	int rc = store_q(c,
-			 "SELECT d.host, a.evidence::text, d.refused_n, d.refused_at_ms, d.refused_ts_ms "
+			 "SELECT d.host, a.evidence::text, d.refused_n, d.refused_at_ms, d.refused_ts_ms, "
+			 "d.refused_n > 0 AND d.refused_at_ms > d.seen_ms "
 			 "FROM detector_state d LEFT JOIN alerts a ON a.host = d.host AND a.kind = 'clock_skew' "
 			 "AND a.state = 'open' AND a.cgroup IS NULL "
 			 "WHERE (a.id IS NOT NULL OR (d.refused_n > 0 AND d.refused_at_ms > d.seen_ms)) "
@@ -308,19 +309,21 @@ int liveness_store_add_clocks(PGconn *c, json_t *hosts, const char *only_host, c
 		}
 		if (!name)
 			break;
+		/* samples being refused: the live count; else the alert's figures */
 		json_t *clock = NULL;
 		json_error_t je;
-		if (!PQgetisnull(r, i, 1))
-			clock = json_loads(PQgetvalue(r, i, 1), 0, &je);
-		if (!clock)
-			clock = refusal_clock(strtoll(PQgetvalue(r, i, 2), NULL, 10), strtoll(PQgetvalue(r, i, 3), NULL, 10),
+		int64_t nref = strtoll(PQgetvalue(r, i, 2), NULL, 10);
+		if (PQgetvalue(r, i, 5)[0] == 't')
+			clock = refusal_clock(nref, strtoll(PQgetvalue(r, i, 3), NULL, 10),
 					      strtoll(PQgetvalue(r, i, 4), NULL, 10));
+		else if (!PQgetisnull(r, i, 1))
+			clock = json_loads(PQgetvalue(r, i, 1), 0, &je);
 		json_object_del(clock, "hint");
 		if (k < nh && strcmp(host_of(json_array_get(hosts, k)), name) == 0) {
 			json_t *h = json_array_get(hosts, k++);
-			json_object_set_new(h, "clock", clock);
+			json_object_set_new(h, "clock", clock ? clock : json_null());
 			json_array_append(merged, h);
-		} else if (strtoll(PQgetvalue(r, i, 2), NULL, 10) > 0) {
+		} else if (nref > 0 && clock) {
 			json_array_append_new(merged, unstored_host(name, clock));	/* every sample refused */
 		} else {
 			json_decref(clock);	/* a host forgotten meanwhile */
