@@ -107,7 +107,7 @@ const pl = parseHash(link);
 eq("alert link route", [pl.name, pl.arg, pl.params.get("cgroup")], ["host", "db-07", "/system.slice/pg.service"]);
 eq("alert link window covers the alert", Number(pl.params.get("from")) < 1796032800 && Number(pl.params.get("to")) > 1796034000, true);
 eq("hash round trip", parseHash(makeHash("host", "a.b-c", { range: "6h" })).params.get("range"), "6h");
-for (const k of ["thrash", "swap_imbalance", "writeback_storm", "direct_reclaim_stall", "oom_kill", "host_silent"]) {
+for (const k of ["thrash", "swap_imbalance", "writeback_storm", "direct_reclaim_stall", "oom_kill", "host_silent", "clock_skew"]) {
   eq("explanation for " + k, KNOWN_KINDS.includes(k) && explain(k).fixes.length > 0, true);
 }
 eq("unknown kind still explained", explain("new_kind").title, "new_kind");

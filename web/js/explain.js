@@ -76,6 +76,17 @@ const KINDS = {
       "Check the machine itself (console, IPMI); look at the last charts before the gap for pressure.",
     ],
   },
+  clock_skew: {
+    title: "Clock skew",
+    meaning:
+      "The host's clock differs from the server's. Ahead by more than 10 minutes (or " +
+      "behind by more than the retention), every sample is refused and lost; otherwise " +
+      "its samples and alerts are dated by its own wrong clock.",
+    fixes: [
+      "Synchronise the host's clock: timedatectl status; enable NTP (systemd-timesyncd or chrony).",
+      "Check for a virtual machine paused or restored from a snapshot, or a dead RTC battery.",
+    ],
+  },
   compaction_stall: {
     title: "Compaction stalls",
     meaning:
