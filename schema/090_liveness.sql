@@ -25,9 +25,9 @@ ALTER TABLE detector_state
 -- hosts from before: last heard from when their state was last written
 UPDATE detector_state SET seen_ms = (extract(epoch FROM updated_at) * 1000)::bigint WHERE last_ts_ms > 0;
 
--- An alert never ends before it opened. host_silent used to resolve at the
--- timestamp of the first sample back, which after an outage was a sample
--- taken before the alert opened (its ended_at minutes before its
--- opened_at); the writers now clamp, and the table refuses it.
+-- An alert never ends before it opened: the writers clamp ended_at to
+-- opened_at (a host back after an outage posts samples taken before its
+-- host_silent opened), and the table refuses the rest. Rows written before
+-- this migration are clamped first.
 UPDATE alerts SET ended_at = opened_at WHERE ended_at < opened_at;
 ALTER TABLE alerts ADD CONSTRAINT alerts_ended_after_opened CHECK (ended_at IS NULL OR ended_at >= opened_at);

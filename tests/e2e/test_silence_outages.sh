@@ -58,7 +58,7 @@ silent_hosts() { # the hosts with an open host_silent, sorted, space-separated
 	e2e_psql "SELECT coalesce(string_agg(host, ' ' ORDER BY host), '') FROM alerts
 		WHERE kind = 'host_silent' AND state = 'open'"
 }
-sleep $SETTLE
+sleep 12 # past the grace period after the start
 check_eq "$(silent_hosts)" "" "no host is silent while everything runs"
 
 # ---- the database stopped for 12 s (120 s at full scale) ----
@@ -105,8 +105,10 @@ check_eq "$(e2e_psql "SELECT count(*) FROM alerts WHERE kind = 'host_silent' AND
 
 # ---- nothing lost: every agent's samples stored once ----
 sleep 3
+for name in $(seq -f 'a%g' $N); do kill -TERM "${APID[$name]}"; done
 for name in $(seq -f 'a%g' $N); do
-	stop_agent "$name"
+	wait "${APID[$name]}"
+	check_eq "$?" 0 "agent $name exits 0"
 	tot=$(grep -o 'totals: [0-9]* samples taken, [0-9]* skipped, [0-9]* delivered' "$E2E_DIR/agent-$name.log" | tail -1)
 	taken=$(awk '{print $2}' <<<"$tot")
 	delivered=$(awk '{print $7}' <<<"$tot")
