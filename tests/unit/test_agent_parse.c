@@ -8,6 +8,7 @@
 #include "cgroup.h"
 #include "collect.h"
 #include "jsonw.h"
+#include "memq.h"
 #include "options.h"
 #include "procfs.h"
 #include "sample.h"
@@ -404,6 +405,99 @@ static void test_spool(void)
  * accepts it (then it never needs a sync) or spool_sync makes it durable;
  * a new segment syncs the old one; the head is rewritten in place and
  * survives close and reopen. */
+/* memq.h: records in order, the byte bound drops the oldest not in flight,
+ * a record too big is refused and counted, the buffer is freed when empty,
+ * and a writer with fd -1 and a tee streams a sample into it. */
+static int first_chars(void *ctx, const char *rec, size_t len)
+{
+	char *out = ctx;
+	size_t l = strlen(out);
+	out[l] = len ? rec[0] : '-';
+	out[l + 1] = '\0';
+	return 0;
+}
+
+static bool memq_put(struct memq *q, const char *s, size_t n)
+{
+	memq_rec_begin(q);
+	memq_rec_add(q, s, n);
+	return memq_rec_end(q);
+}
+
+static void tee_memq(void *ctx, const char *p, size_t n)
+{
+	memq_rec_add(ctx, p, n);
+}
+
+static void test_memq(void)
+{
+	struct memq q;
+	char seen[256] = "";
+	size_t n;
+
+	memq_init(&q);
+	CHECK(memq_empty(&q));
+	CHECK(memq_put(&q, "{\"a\":1}\n", 8));	/* the trailing newline is cut */
+	CHECK(memq_put(&q, "{\"b\":2}", 7));
+	CHECK_INT(memq_peek(&q, 10, SIZE_MAX, collect_rec, seen, &n), 0);
+	CHECK_INT(n, 2);
+	CHECK_STR(seen, "{\"a\":1};{\"b\":2};");
+	memq_pop(&q, 2);
+	CHECK(memq_empty(&q));
+	CHECK(q.buf == NULL);	/* nothing kept, nothing held */
+
+	/* records of a quarter of the bound: the fifth drops the oldest */
+	size_t big = MEMQ_MAX_BYTES / 4 - 16;
+	char *rec = malloc(MEMQ_MAX_BYTES + 1);
+	for (int i = 0; i < 5; i++) {
+		memset(rec, 'a' + i, big);
+		CHECK(memq_put(&q, rec, big));
+	}
+	CHECK_INT(q.n, 4);
+	CHECK_INT(q.dropped, 1);
+	char firsts[8] = "";
+	CHECK_INT(memq_peek(&q, 10, SIZE_MAX, first_chars, firsts, &n), 0);
+	CHECK_STR(firsts, "bcde");
+	/* the two oldest in flight: the next drop takes the third */
+	q.pinned = 2;
+	memset(rec, 'f', big);
+	CHECK(memq_put(&q, rec, big));
+	firsts[0] = '\0';
+	CHECK_INT(memq_peek(&q, 10, SIZE_MAX, first_chars, firsts, &n), 0);
+	CHECK_STR(firsts, "bcef");
+	CHECK_INT(q.dropped, 2);
+	/* bigger than the bound: refused and counted, and the unpinned ones
+	 * went trying to make room; the ones in flight stay */
+	memset(rec, 'z', MEMQ_MAX_BYTES);
+	CHECK(!memq_put(&q, rec, MEMQ_MAX_BYTES));
+	CHECK_INT(q.dropped, 5);
+	firsts[0] = '\0';
+	CHECK_INT(memq_peek(&q, 10, SIZE_MAX, first_chars, firsts, &n), 0);
+	CHECK_STR(firsts, "bc");
+	free(rec);
+	memq_release(&q);
+
+	/* a sample streamed into it through a memory-only writer */
+	char buf[16];
+	struct jw w;
+	memq_init(&q);
+	jw_init(&w, buf, sizeof(buf), -1);
+	w.tee = tee_memq;
+	w.tee_ctx = &q;
+	memq_rec_begin(&q);
+	jw_obj_begin(&w);
+	jw_keyz(&w, "host");
+	jw_str(&w, "a-long-host-name", 16);
+	jw_obj_end(&w);
+	jw_raw(&w, "\n", 1);
+	CHECK_INT(jw_flush(&w), 0);
+	CHECK(memq_rec_end(&q));
+	seen[0] = '\0';
+	CHECK_INT(memq_peek(&q, 1, SIZE_MAX, collect_rec, seen, &n), 0);
+	CHECK_STR(seen, "{\"host\":\"a-long-host-name\"};");
+	memq_release(&q);
+}
+
 static void test_spool_sync(void)
 {
 	char dir[] = "/tmp/vmscope-spool-sync.XXXXXX";
@@ -830,6 +924,7 @@ int main(void)
 	test_options();
 	test_spool();
 	test_spool_sync();
+	test_memq();
 	test_walk_vanishing();
 	test_read_kept();
 	test_walk_keep();
