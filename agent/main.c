@@ -439,16 +439,17 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 		alog_error("spool %s still cannot be written: %llu samples kept in memory are lost", sp.dir, lost);
 	}
 	spool_sync(&sp);	/* what is left, before the totals say it is kept */
-	alog_info("totals: %llu samples taken, %llu skipped, %llu delivered, %llu refused by the server "
-		  "(%llu for their timestamp), %llu dropped (spool full), %llu dropped (spool unwritable, "
-		  "memory queue full), %llu lost at exit (spool unwritable), %llu kept in memory while the "
-		  "spool could not be written, %llu bytes left in the spool, %llu spool syncs, "
-		  "%llu requests (%llu built while the sample was written)",
+	/* the first fields keep their order: scripts read them by position */
+	alog_info("totals: %llu samples taken, %llu skipped, %llu delivered, %llu refused by the server, "
+		  "%llu dropped (spool full), %llu bytes left in the spool, %llu spool syncs, "
+		  "%llu requests (%llu built while the sample was written), %llu refused for their timestamp, "
+		  "%llu dropped (spool unwritable, memory queue full), %llu lost at exit (spool unwritable), "
+		  "%llu kept in memory while the spool could not be written",
 		  taken, skipped, (unsigned long long)d.sent, (unsigned long long)d.refused,
-		  (unsigned long long)d.refused_time, (unsigned long long)sp.dropped,
-		  (unsigned long long)mq.dropped, lost, (unsigned long long)tk.cnt.kept_in_memory,
-		  (unsigned long long)spool_pending_bytes(&sp), (unsigned long long)sp.syncs,
-		  (unsigned long long)d.requests, (unsigned long long)d.streamed);
+		  (unsigned long long)sp.dropped, (unsigned long long)spool_pending_bytes(&sp),
+		  (unsigned long long)sp.syncs, (unsigned long long)d.requests, (unsigned long long)d.streamed,
+		  (unsigned long long)d.refused_time, (unsigned long long)mq.dropped, lost,
+		  (unsigned long long)tk.cnt.kept_in_memory);
 	col->self = NULL;
 	deliver_release(&d);
 	memq_release(&mq);
