@@ -8,8 +8,9 @@
  * writes again. Everything in the spool is older than everything here, so
  * delivery drains the spool first and order is kept.
  *
- * Bounded in bytes (MEMQ_MAX_BYTES, a few dozen samples of a host with few
- * cgroups): the agent's footprint stays small. When full, the oldest
+ * Bounded in bytes (MEMQ_MAX_BYTES: ~6 samples of a host with a dozen
+ * cgroups; a sample bigger than the bound cannot be kept): the agent's
+ * private dirty memory stays under 2 MiB while it is full. When full, the oldest
  * records not in flight go (counted by the caller, like the spool's
  * bound). The buffer is allocated when the first record comes and freed
  * when the last goes: an agent whose spool works holds none of it.
@@ -23,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MEMQ_MAX_BYTES (256u << 10)
+#define MEMQ_MAX_BYTES (128u << 10)
 
 struct memq {
 	char *buf;		/* owned; records as [uint32 length][bytes], oldest first */

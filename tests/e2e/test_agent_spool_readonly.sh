@@ -10,7 +10,7 @@
 #      totals and the counters the agent reports in its samples ("agent":
 #      samples_kept_in_memory) count them;
 #   2. spool read-only and the server down for 10 s: the memory queue
-#      (256 KiB, ~13 of these samples) overflows; what it drops is logged,
+#      (128 KiB, ~6 of these samples) overflows; what it drops is logged,
 #      counted in the totals ("dropped (spool unwritable, memory queue
 #      full)") and in the counters of the next stored samples, and
 #      taken = stored + dropped: nothing is lost without a count.
@@ -87,7 +87,7 @@ done
 kill -TERM "$APID"
 wait "$APID"
 check_eq "$?" 0 "the agent exits 0"
-check "the memory queue's drops are logged" grep -q "memory queue full (256 KiB) while the spool cannot be written: dropped" "$LOG"
+check "the memory queue's drops are logged" grep -q "memory queue full (128 KiB) while the spool cannot be written: dropped" "$LOG"
 tot=$(grep -o 'totals: .*' "$LOG" | tail -1)
 echo "$tot"
 num() { grep -oE "[0-9]+ $1" <<<"$tot" | head -1 | awk '{print $1}'; }
