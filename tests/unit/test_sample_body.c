@@ -277,6 +277,24 @@ static void test_messages(void)
 	const char *b8 = S(",\"cgroups\":[{\"path\":\"/a\",\"version\":2},{\"path\":\"/a\",\"version\":2}]");
 	CHECK_INT(sample_body_parse(b8, strlen(b8), DEPTH, &s, &n, &e), -1);
 	CHECK_STR(e.msg, "cgroups[1].path: \"/a\" (version 2) appears twice");
+	/* the agent's own counters: a map of integers like meminfo, both parsers alike */
+	same_str(S(",\"agent\":{\"samples_taken\":12,\"samples_dropped_unspoolable\":3}"), 1);
+	same_str(S(",\"agent\":{\"samples_taken\":-1}"), 0);
+	same_str(S(",\"agent\":[1]"), 0);
+	const char *b9 = S(",\"agent\":{\"samples_taken\":\"x\"}");
+	CHECK_INT(sample_body_parse(b9, strlen(b9), DEPTH, &s, &n, &e), -1);
+	CHECK_STR(e.msg, "agent.samples_taken: expected an integer from 0 to 2^63-1");
+	const char *b10 = S(",\"agent\":{\"samples_taken\":12}");
+	CHECK_INT(sample_body_parse(b10, strlen(b10), DEPTH, &s, &n, &e), 0);
+	CHECK_INT(n, 1);
+	bool found = false;
+	for (size_t i = 0; n == 1 && i < s[0].m.n; i++)
+		if (strcmp(dict_name(s[0].m.f[i].id), "agent.samples_taken") == 0)
+			found = s[0].m.f[i].v == 12;
+	CHECK(found);
+	for (size_t i = 0; i < n; i++)
+		sample_release(&s[i]);
+	free(s);
 }
 
 /* xorshift64: deterministic mutations */
