@@ -109,7 +109,7 @@ for _ in $(seq 60); do
 done
 took=$((SECONDS - stopped))
 check "host_silent for a host 2 minutes ahead opens ~6 s (scaled 60 s) after it stopped, not 2 minutes later ($took s)" \
-	test "$took" -le 10
+	test "$took" -le 15
 wait $L1 $L2 $L3
 
 # ---- the hosts whose clocks are behind never flapped ----
