@@ -29,6 +29,7 @@ struct kstate {
 	int64_t started_ms, since_ms, opened_ms, clear_since_ms;
 	int64_t last_hit_ms;	/* pending: last WARNING+ sample; open: last sample not clear */
 	int64_t alert_id;
+	int64_t crit_since_ms;	/* start of the first interval of the current critical run; 0: none */
 };
 
 struct scope {
@@ -316,12 +317,12 @@ static const char *sev_name(int sev)
 }
 
 static int emit_change(struct det_host *h, struct scope *c, int kind, enum det_action_type type,
-		       int64_t ts, det_emit_fn emit, void *ctx)
+		       int level, int64_t ts, det_emit_fn emit, void *ctx)
 {
 	struct kstate *k = &c->k[kind];
 	struct det_action a = {
 		.type = type, .alert_id = k->alert_id, .host = h->host, .cgroup = c->path,
-		.kind = det_kind_name(kind), .severity = sev_name(k->sev),
+		.kind = det_kind_name(kind), .severity = sev_name(k->sev), .level = level,
 		.started_ms = k->started_ms, .opened_ms = k->opened_ms, .at_ms = ts,
 	};
 	struct det_result r;
@@ -353,7 +354,7 @@ static int resolve(struct det_host *h, struct scope *c, int kind, int64_t ts, de
 {
 	struct kstate *k = &c->k[kind];
 
-	if (k->phase == PH_OPEN && emit_change(h, c, kind, DA_RESOLVE, ts, emit, ctx) < 0)
+	if (k->phase == PH_OPEN && emit_change(h, c, kind, DA_RESOLVE, DL_CLEAR, ts, emit, ctx) < 0)
 		return -1;
 	kstate_idle(k);
 	return 0;
@@ -367,16 +368,47 @@ static int resolve_all(struct det_host *h, struct scope *c, int64_t ts, det_emit
 	return 0;
 }
 
+/* The hold a pending signature must span before it opens, less the timing
+ * tolerance: agents wake late by a few per cent of the interval (a busy
+ * CPU, a slow /proc read), so three samples 10 s apart may span 29.4 s. A
+ * tenth of the interval is forgiven. */
+static bool held(const struct det_host *h, int64_t span_ms, int64_t need_ms)
+{
+	return span_ms >= need_ms - det_host_interval_ms(h) / 10;
+}
+
+/* Records one sample's level in a pending or open state's critical run:
+ * the run starts at the first critical sample's interval (since), and any
+ * sample below critical ends it. */
+static void note_critical(struct kstate *k, int lv, int64_t since)
+{
+	if (lv == DL_CRITICAL) {
+		if (k->crit_run == 0)
+			k->crit_since_ms = since;
+		if (k->crit_run < UINT8_MAX)
+			k->crit_run++;
+	} else {
+		k->crit_run = 0;
+		k->crit_since_ms = 0;
+	}
+}
+
 /* Applies one level to one (scope, kind) state machine. lv < 0: no rates
  * this sample (first sample, reboot, outage gap): pending restarts, an
- * open alert stays as it is. */
+ * open alert stays as it is. since is the start of this sample's interval.
+ *
+ * Opening (docs/detectors.md, "Hysteresis"), always on a sample that is
+ * itself a hit:
+ *   critical  DET_CRIT_HITS consecutive critical samples whose intervals
+ *             span two thirds of the hold (20 s by default)
+ *   warning   DET_MIN_HITS hits (one miss between them tolerated) spanning
+ *             the hold (30 s by default) */
 static int step(struct det_host *h, struct scope *c, int kind, int lv, int64_t ts, int64_t since,
 		det_emit_fn emit, void *ctx)
 {
 	struct kstate *k = &c->k[kind];
 	bool oom = kind == K_OOM_KILL;
-	int min_hits = oom ? 1 : DET_MIN_HITS;
-	int64_t min_span = oom ? 0 : h->tune.k[kind].hold_ms;
+	int64_t hold = h->tune.k[kind].hold_ms;
 
 	if (lv < 0) {
 		if (k->phase == PH_PENDING)
@@ -387,56 +419,57 @@ static int step(struct det_host *h, struct scope *c, int kind, int lv, int64_t t
 	case PH_IDLE:
 		if (lv < DL_WARNING)
 			return 0;
+		kstate_idle(k);
 		k->phase = PH_PENDING;
 		k->started_ms = ts;
 		k->since_ms = since;
-		k->hits = 0;
 		k->sev = DL_WARNING;
 		/* this sample is the first hit */
 		__attribute__((fallthrough));
 	case PH_PENDING:
-		if (lv >= DL_WARNING) {
+		if (lv < DL_WARNING) {
+			note_critical(k, lv, since);
+			if (++k->misses >= 2 && ts - k->last_hit_ms >= DET_PENDING_MISS_MS)
+				kstate_idle(k);
+			return 0;	/* never open on a sample that is clear */
+		}
+		if (k->hits < UINT16_MAX)
 			k->hits++;
-			k->misses = 0;
-			k->last_hit_ms = ts;
-			k->crit_run = lv == DL_CRITICAL ? (uint8_t)(k->crit_run + 1) : 0;
-			if (k->crit_run >= 2 || (oom && lv == DL_CRITICAL))
-				k->sev = DL_CRITICAL;
-		} else if (++k->misses >= 2 && ts - k->last_hit_ms >= DET_PENDING_MISS_MS) {
-			kstate_idle(k);
+		k->misses = 0;
+		k->last_hit_ms = ts;
+		note_critical(k, lv, since);
+		bool crit_ok = k->crit_run >= DET_CRIT_HITS && held(h, ts - k->crit_since_ms, hold * 2 / 3);
+		bool warn_ok = k->hits >= DET_MIN_HITS && held(h, ts - k->since_ms, hold);
+		if (!(oom && lv == DL_CRITICAL) && !crit_ok && !warn_ok)
 			return 0;
-		}
-		if (k->hits >= min_hits && ts - k->since_ms >= min_span) {
-			k->phase = PH_OPEN;
-			k->opened_ms = ts;
-			k->clear_hits = 0;
-			k->clear_since_ms = 0;
-			return emit_change(h, c, kind, DA_OPEN, ts, emit, ctx);
-		}
-		return 0;
+		k->sev = (crit_ok || oom) ? DL_CRITICAL : DL_WARNING;
+		k->phase = PH_OPEN;
+		k->opened_ms = ts;
+		k->clear_hits = 0;
+		k->clear_since_ms = 0;
+		return emit_change(h, c, kind, DA_OPEN, lv, ts, emit, ctx);
 	case PH_OPEN:
-		if (lv >= DL_SUSTAIN && !oom) {
-			k->clear_hits = 0;
-			k->clear_since_ms = 0;
-		} else if (oom && lv >= DL_WARNING) {
+		if ((!oom && lv >= DL_SUSTAIN) || (oom && lv >= DL_WARNING)) {
 			k->clear_hits = 0;
 			k->clear_since_ms = 0;
 		} else {
+			note_critical(k, lv, since);
 			if (k->clear_hits == 0)
 				k->clear_since_ms = k->last_hit_ms ? k->last_hit_ms : ts;
 			if (k->clear_hits < UINT16_MAX)
 				k->clear_hits++;
 			int64_t need = oom ? DET_OOM_QUIET_MS : DET_CLEAR_SPAN_MS;
 			int need_hits = oom ? 1 : DET_CLEAR_HITS;
-			if (k->clear_hits >= need_hits && ts - k->clear_since_ms >= need)
+			if (k->clear_hits >= need_hits && held(h, ts - k->clear_since_ms, need))
 				return resolve(h, c, kind, ts, emit, ctx);
 			return 0;
 		}
 		k->last_hit_ms = ts;	/* still present (at least sustain): the clear time starts after it */
-		k->crit_run = lv == DL_CRITICAL ? (uint8_t)(k->crit_run + 1) : 0;
-		if (k->sev < DL_CRITICAL && k->crit_run >= 2) {
+		note_critical(k, lv, since);
+		if (k->sev < DL_CRITICAL && k->crit_run >= DET_CRIT_HITS &&
+		    held(h, ts - k->crit_since_ms, hold * 2 / 3)) {
 			k->sev = DL_CRITICAL;
-			return emit_change(h, c, kind, DA_UPDATE, ts, emit, ctx);
+			return emit_change(h, c, kind, DA_UPDATE, lv, ts, emit, ctx);
 		}
 		return 0;
 	}
@@ -635,17 +668,20 @@ int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct
 
 /* --- persistence ---
  *
- * Version 2 (written): varints, times as differences from the host's
+ * Version 3 (written) is version 2 plus, per tracked kind, the start of
+ * its critical run (the 20 s critical opening rule needs it).
+ * Version 2: varints, times as differences from the host's
  * last_ts_ms, each cgroup path as the length it shares with the previous
  * scope's path (scopes are sorted by path) plus the rest. A 20-cgroup host
  * takes about half the bytes of version 1 (fixed 8-byte numbers and whole
  * paths), which keeps its detector_state row small enough to stay inline
  * and be updated in place (schema/080_detector_state_hot.sql,
- * docs/scaling.md). Version 1 is still read (rows written before) and,
- * for the tests that compare the two, written by det_host_save_v1. */
+ * docs/scaling.md). Versions 1 and 2 are still read (rows written before)
+ * and, for the tests that compare them, written by det_host_save_v1 and
+ * det_host_save_v2. */
 
 #define STATE_MAGIC "VDS"
-#define STATE_VERSION 2
+#define STATE_VERSION 3
 
 struct wbuf { unsigned char *p; size_t n, cap; bool oom; };
 
@@ -762,6 +798,8 @@ static void put_scopes(struct wbuf *w, const struct det_host *h, int ver)
 				for (int q = 0; q < 5; q++)
 					put_sv(w, t[q], b);
 				put_sv(w, s->alert_id, 0);
+				if (ver >= 3)
+					put_sv(w, s->crit_run ? s->crit_since_ms : 0, b);
 			}
 		}
 	}
@@ -804,6 +842,11 @@ int det_host_save(const struct det_host *h, unsigned char **buf, size_t *len)
 int det_host_save_v1(const struct det_host *h, unsigned char **buf, size_t *len)
 {
 	return save_version(h, 1, buf, len);
+}
+
+int det_host_save_v2(const struct det_host *h, unsigned char **buf, size_t *len)
+{
+	return save_version(h, 2, buf, len);
 }
 
 struct rbuf { const unsigned char *p; size_t n, off; bool bad; };
@@ -920,6 +963,11 @@ static int get_scopes(struct rbuf *r, struct det_host *h, int ver, uint64_t nsc)
 					*t[q] = get_sv(r, b);
 				s->alert_id = get_sv(r, 0);
 			}
+			/* before version 3 a critical run was taken to start with
+			 * the pending signature */
+			s->crit_since_ms = ver >= 3 ? get_sv(r, b) : s->since_ms;
+			if (!s->crit_run)
+				s->crit_since_ms = 0;
 			if (s->phase > PH_OPEN)
 				r->bad = true;
 		}
@@ -942,8 +990,8 @@ struct det_host *det_host_load(const char *host, const unsigned char *buf, size_
 		return h;
 	get(&r, magic, 3);
 	unsigned ver = get_u8(&r);
-	if (r.bad || memcmp(magic, STATE_MAGIC, 3) != 0 || (ver != 1 && ver != STATE_VERSION)) {
-		snprintf(err, errlen, "detector state of %s is not version 1 or %d", host, STATE_VERSION);
+	if (r.bad || memcmp(magic, STATE_MAGIC, 3) != 0 || ver < 1 || ver > STATE_VERSION) {
+		snprintf(err, errlen, "detector state of %s is not version 1 to %d", host, STATE_VERSION);
 		goto bad;
 	}
 	uint64_t nsc;

@@ -7,9 +7,12 @@
  * the expected interval and boot_id, and per scope and kind the hysteresis
  * state (pending / open, hit counts, the id of the open alert). Feeding a
  * sample turns detector levels into alert actions through a callback:
- *   open     after the signature held for DET_MIN_HITS samples spanning at
- *            least DET_MIN_SPAN_MS (oom_kill: at once)
- *   update   severity escalated warning -> critical (two critical samples)
+ *   open     on a hit, after critical evidence held for DET_CRIT_HITS
+ *            consecutive samples spanning 2/3 of the hold (20 s), or
+ *            warning evidence for DET_MIN_HITS samples spanning the hold
+ *            (DET_MIN_SPAN_MS, 30 s); a tenth of the interval is forgiven
+ *            for timestamp jitter (oom_kill: at once)
+ *   update   severity escalated warning -> critical (the critical rule above)
  *   resolve  after the signature was clear for DET_CLEAR_HITS samples
  *            spanning DET_CLEAR_SPAN_MS, or at a reboot, or when a cgroup is
  *            gone for DET_CGROUP_GONE_MS
@@ -32,8 +35,9 @@
 
 #include "sample.h"
 
-#define DET_MIN_HITS 3
+#define DET_MIN_HITS 2		/* warning: hits spanning the hold (DET_MIN_SPAN_MS) */
 #define DET_MIN_SPAN_MS 30000
+#define DET_CRIT_HITS 2		/* critical: consecutive critical samples spanning 2/3 of the hold */
 #define DET_PENDING_MISS_MS 20000	/* a pending signature is dropped after 2 misses and this long */
 #define DET_CLEAR_HITS 3
 #define DET_CLEAR_SPAN_MS 60000
@@ -52,6 +56,9 @@ struct det_action {
 	const char *cgroup;	/* NULL: host-wide */
 	const char *kind;
 	const char *severity;	/* "warning" / "critical" */
+	int level;		/* the detector level (detect_kinds.h) of this sample, after
+				 * de-duplication and overrides: DA_OPEN and DA_UPDATE
+				 * happen only on a hit (warning or critical) */
 	int64_t started_ms, opened_ms;
 	int64_t at_ms;		/* the sample time of this action (ended_at for DA_RESOLVE) */
 	const char *summary;	/* DA_OPEN, DA_UPDATE */
@@ -93,10 +100,11 @@ int64_t det_host_interval_ms(const struct det_host *h);
  * (out of memory). */
 int det_host_save(const struct det_host *h, unsigned char **buf, size_t *len);
 
-/* The same state in the previous format (version 1, fixed-width numbers),
- * which det_host_load still reads: for the tests that check both carry
- * the same state. */
+/* The same state in the previous formats (version 1, fixed-width numbers;
+ * version 2, without the critical run's start), which det_host_load still
+ * reads: for the tests that check they carry the same state. */
 int det_host_save_v1(const struct det_host *h, unsigned char **buf, size_t *len);
+int det_host_save_v2(const struct det_host *h, unsigned char **buf, size_t *len);
 
 /* Rebuilds a host from det_host_save (or det_host_save_v1) output. An empty buffer gives a fresh
  * host. Returns NULL when out of memory or the buffer is not a state of a
