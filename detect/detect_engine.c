@@ -18,6 +18,7 @@
 
 #include "detect_feat.h"
 #include "detect_kinds.h"
+#include "kernel_bugs.h"
 #include "overrides.h"
 #include "rates.h"
 
@@ -74,8 +75,15 @@ static const bool ctr_is_pages[NCTR] = {
 	[C_SCAN_ALL] = 1, [C_STEAL_ALL] = 1, [C_SCAN_GLOBAL] = 1, [C_STEAL_GLOBAL] = 1,
 	[C_SCAN_DIRECT] = 1, [C_STEAL_DIRECT] = 1, [C_PGREFILL] = 1, [C_VMSCAN_WRITE] = 1,
 	[C_IMMEDIATE] = 1, [C_PGROTATED] = 1, [C_LAZYFREE] = 1, [C_LAZYFREED] = 1,
-	[C_PSWPIN] = 1, [C_PSWPOUT] = 1, [C_ZSWPOUT] = 1,
+	[C_PSWPIN] = 1, [C_PSWPOUT] = 1, [C_ZSWPOUT] = 1, [C_ZSWPIN] = 1, [C_STEAL_ANON] = 1,
+	[C_STEAL_FILE] = 1,
 };
+
+/* Gauges kept in counter slots (bytes): their rate is a signed growth. */
+static bool ctr_is_gauge(int i)
+{
+	return i == C_SWAP_USED || i == C_ANON_LRU;
+}
 
 static void scope_reset_prev(struct scope *c)
 {
@@ -187,6 +195,11 @@ static struct scope *get_scope(struct det_host *h, const char *path)
 static void build_rates(struct dview *v, const struct scope *c, double dt, double ps)
 {
 	for (int i = 0; i < NCTR; i++) {
+		if (ctr_is_gauge(i)) {
+			bool known = c->prev[i] != RATE_ABSENT && c->cur.c[i] != RATE_ABSENT && dt > 0;
+			v->r[i] = known ? (double)(c->cur.c[i] - c->prev[i]) / dt : NAN;
+			continue;
+		}
 		double r = rate_counter(c->prev[i], c->cur.c[i], dt);
 		if (i == C_PSI_MEM_SOME || i == C_PSI_MEM_FULL || i == C_PSI_IO_SOME || i == C_PSI_IO_FULL)
 			r = rate_psi_share(c->prev[i], c->cur.c[i], dt);
@@ -202,14 +215,33 @@ static double psi_share(double from_total, double avg10)
 	return !isnan(from_total) ? from_total : avg10;
 }
 
-static void host_view(struct dview *v, const struct scope *c, double dt, double ps)
+/* What the swap is: zram devices and zswap are compressed memory (swap-ins
+ * at memory speed), from the agent's settings, or zswap from its counters
+ * moving. */
+static void swap_kind(struct dview *v)
+{
+	double zram = v->g[G_SWAP_ZRAM], other = v->g[G_SWAP_OTHER], zon = v->g[G_ZSWAP_ON];
+	bool zswap_moving = det_nz(v->r[C_ZSWPOUT]) > 0 || det_nz(v->r[C_ZSWPIN]) > 0;
+
+	v->swap_zram = !isnan(zram) && zram > 0;
+	v->swap_zswap = (!isnan(zon) && zon > 0) || zswap_moving;
+	v->swap_disk_only = !isnan(zram) && !isnan(other) && zram == 0 && other > 0 &&
+			    !isnan(zon) && zon == 0 && !zswap_moving;
+}
+
+static void host_view(struct dview *v, const struct scope *c, double dt, double ps,
+		      const struct kver *kv)
 {
 	memset(v, 0, sizeof(*v));
 	v->dt = dt;
 	v->page_size = ps;
+	v->kernel = *kv;
 	build_rates(v, c, dt, ps);
 	memcpy(v->g, c->cur.g, sizeof(v->g));
+	v->mglru = !isnan(v->g[G_MGLRU]) && v->g[G_MGLRU] > 0;
+	swap_kind(v);
 	v->mem_ref = v->g[G_MEM_TOTAL];
+	v->mem_ref_name = "MemTotal";
 	v->swap_free = v->g[G_SWAP_FREE];
 	if (isnan(v->swap_free) && !isnan(v->g[G_SWAP_TOTAL]) && v->g[G_SWAP_TOTAL] == 0)
 		v->swap_free = 0;
@@ -231,14 +263,31 @@ static void cgroup_view(struct dview *v, const struct scope *c, const struct dvi
 	v->is_cgroup = true;
 	v->dt = dt;
 	v->page_size = ps;
+	v->kernel = hv->kernel;
 	build_rates(v, c, dt, ps);
 	memcpy(v->g, c->cur.g, sizeof(v->g));
-	v->g[G_MEM_TOTAL] = hv->g[G_MEM_TOTAL];
-	v->g[G_MEM_AVAIL] = hv->g[G_MEM_AVAIL];
-	v->g[G_SWAP_TOTAL] = hv->g[G_SWAP_TOTAL];
-	v->g[G_SWAP_FREE] = hv->g[G_SWAP_FREE];
-	double max = v->g[G_MEM_MAX];
-	v->mem_ref = (!isnan(max) && max > 0 && (isnan(hv->mem_ref) || max < hv->mem_ref)) ? max : hv->mem_ref;
+	static const int from_host[] = { G_MEM_TOTAL, G_MEM_AVAIL, G_SWAP_TOTAL, G_SWAP_FREE, G_MGLRU,
+					 G_SWAP_ZRAM, G_SWAP_OTHER, G_ZSWAP_ON };
+	for (size_t i = 0; i < sizeof(from_host) / sizeof(from_host[0]); i++)
+		v->g[from_host[i]] = hv->g[from_host[i]];
+	v->mglru = hv->mglru;
+	v->swap_zram = hv->swap_zram;
+	v->swap_zswap = hv->swap_zswap || det_nz(v->r[C_ZSWPOUT]) > 0;
+	v->swap_disk_only = hv->swap_disk_only && !v->swap_zswap;
+	/* the cgroup's memory is the tighter of memory.max and memory.high
+	 * (a cgroup limited only by memory.high is throttled and reclaimed
+	 * there: Kubernetes MemoryQoS, systemd MemoryHigh=), else the host's */
+	double max = v->g[G_MEM_MAX], high = v->g[G_MEM_HIGH];
+	v->mem_ref = hv->mem_ref;
+	v->mem_ref_name = hv->mem_ref_name;
+	if (!isnan(max) && max > 0 && (isnan(v->mem_ref) || max < v->mem_ref)) {
+		v->mem_ref = max;
+		v->mem_ref_name = c->cur.version == 1 ? "memory.limit_in_bytes" : "memory.max";
+	}
+	if (!isnan(high) && high > 0 && (isnan(v->mem_ref) || high < v->mem_ref)) {
+		v->mem_ref = high;
+		v->mem_ref_name = "memory.high";
+	}
 	v->swap_free = hv->swap_free;
 	double smax = v->g[G_SWAP_MAX];
 	if (!isnan(smax)) {
@@ -587,10 +636,12 @@ int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct
 	hs->seen = true;
 	hs->valid = hs->prev_ts_ms > 0 && !gap && !rebooted;
 	double dt = (double)(ts - hs->prev_ts_ms) / 1000.0;
+	struct kver kv;
+	kver_parse(&kv, s->kernel);
 	if (hs->valid)
-		host_view(&hs->view, hs, dt, ps);
+		host_view(&hs->view, hs, dt, ps, &kv);
 	else
-		host_view(&hs->view, hs, 1.0, ps);	/* gauges only; levels unused */
+		host_view(&hs->view, hs, 1.0, ps, &kv);	/* gauges only; levels unused */
 
 	/* pass 1b: cgroups (a v2 entry without memory.stat is a PSI twin) */
 	for (size_t i = 0; i < s->ncg; i++) {

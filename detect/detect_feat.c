@@ -70,6 +70,9 @@ static const char *const ctr_src[NSCOPE][NCTR][MAX_ALT] = {
 		[C_PSI_MEM_FULL] = { "psi.memory.full.total" },
 		[C_PSI_IO_SOME] = { "psi.io.some.total" },
 		[C_PSI_IO_FULL] = { "psi.io.full.total" },
+		[C_ZSWPIN] = { "vmstat.zswpin" },
+		[C_STEAL_ANON] = { "vmstat.pgsteal_anon" },
+		[C_STEAL_FILE] = { "vmstat.pgsteal_file" },
 	},
 	[SC_V1] = {
 		[C_REFAULT_FILE] = { "stat.total_workingset_refault_file", "stat.workingset_refault_file",
@@ -104,9 +107,12 @@ static const char *const ctr_src[NSCOPE][NCTR][MAX_ALT] = {
 		[C_PGREFILL] = { "stat.pgrefill" },
 		[C_LAZYFREE] = { "stat.pglazyfree" },
 		[C_LAZYFREED] = { "stat.pglazyfreed" },
-		[C_PSWPIN] = { "stat.pswpin" },
+		/* zswap loads are swap-ins, as at host level: a kernel that adds
+		 * pswpin to memory.stat does not change the figure */
+		[C_PSWPIN] = { "stat.pswpin+stat.zswpin" },
 		[C_PSWPOUT] = { "stat.pswpout" },
 		[C_ZSWPOUT] = { "stat.zswpout" },
+		[C_ZSWPIN] = { "stat.zswpin" },
 		[C_OOM_KILL] = { "events.oom_kill" },
 		[C_MAJFAULT] = { "stat.pgmajfault" },
 		[C_PSI_MEM_SOME] = { "psi.some.total" },
@@ -137,6 +143,10 @@ static const struct gsrc gauge_src[NSCOPE][NGAUGE] = {
 		[G_PSI_MEM_SOME10] = { { "psi.memory.some.avg10" }, CENTI },
 		[G_PSI_MEM_FULL10] = { { "psi.memory.full.avg10" }, CENTI },
 		[G_PSI_IO_FULL10] = { { "psi.io.full.avg10" }, CENTI },
+		[G_MGLRU] = { { "meta.mglru" }, 1.0 },
+		[G_SWAP_ZRAM] = { { "settings.swap.zram_kb" }, KB },
+		[G_SWAP_OTHER] = { { "settings.swap.other_kb" }, KB },
+		[G_ZSWAP_ON] = { { "settings.zswap.enabled" }, 1.0 },
 	},
 	[SC_V1] = {
 		[G_SWAPPINESS] = { { "settings.memory.swappiness" }, 1.0 },
@@ -166,6 +176,7 @@ static const struct gsrc gauge_src[NSCOPE][NGAUGE] = {
 		[G_SWAP_MAX] = { { "settings.memory.swap.max" }, 1.0 },
 		[G_PSI_MEM_SOME10] = { { "psi.some.avg10" }, CENTI },
 		[G_PSI_MEM_FULL10] = { { "psi.full.avg10" }, CENTI },
+		[G_MEM_HIGH] = { { "settings.memory.high" }, 1.0 },
 	},
 };
 
@@ -176,6 +187,7 @@ static const char *const ctr_names[NCTR] = {
 	"vmscan_write", "immediate", "pgrotated", "lazyfree", "lazyfreed", "pswpin",
 	"pswpout", "zswpout", "oom_kill", "majfault", "compact_stall", "compact_fail",
 	"psi_mem_some", "psi_mem_full", "psi_io_some", "psi_io_full", "ev_high", "ev_max",
+	"swap_used", "anon_lru", "zswpin", "steal_anon", "steal_file",
 };
 
 static struct slot ctr_slot[NSCOPE][NCTR];
@@ -240,6 +252,14 @@ static bool read_slot(const struct slot *sl, const struct sset *m, int64_t *out)
 	return false;
 }
 
+/* a + b, either may be absent; NAN when both are */
+static double sum_present(double a, double b)
+{
+	if (isnan(a) && isnan(b))
+		return NAN;
+	return (isnan(a) ? 0 : a) + (isnan(b) ? 0 : b);
+}
+
 static void extract(struct feat *f, enum scope sc, const struct sset *m, const struct sset *psi_m,
 		    double page_size)
 {
@@ -262,6 +282,14 @@ static void extract(struct feat *f, enum scope sc, const struct sset *m, const s
 	}
 	f->has_mem = !isnan(f->g[G_INACTIVE_FILE]) || !isnan(f->g[G_INACTIVE_ANON]) ||
 		     f->c[C_REFAULT_ALL] != RATE_ABSENT;
+	/* gauges whose growth the detectors need keep their value in a
+	 * counter slot (bytes), so the engine remembers the previous one */
+	double used = !isnan(f->g[G_SWAP_CURRENT]) ? f->g[G_SWAP_CURRENT] :
+		      (!isnan(f->g[G_SWAP_TOTAL]) && !isnan(f->g[G_SWAP_FREE])) ?
+		      f->g[G_SWAP_TOTAL] - f->g[G_SWAP_FREE] : NAN;
+	f->c[C_SWAP_USED] = (!isnan(used) && used >= 0) ? (int64_t)used : RATE_ABSENT;
+	double anon = sum_present(f->g[G_INACTIVE_ANON], f->g[G_ACTIVE_ANON]);
+	f->c[C_ANON_LRU] = !isnan(anon) ? (int64_t)anon : RATE_ABSENT;
 	f->has_psi = f->c[C_PSI_MEM_SOME] != RATE_ABSENT || !isnan(f->g[G_PSI_MEM_SOME10]);
 }
 
@@ -272,6 +300,7 @@ void feat_extract_host(struct feat *f, const struct sample *s)
 	feat_meta(s, &iv, &ps);
 	extract(f, SC_HOST, &s->m, NULL, (double)ps);
 	f->has_mem = true;
+	f->version = 0;
 }
 
 void feat_extract_cgroup(struct feat *f, const struct cgsample *cg, const struct cgsample *psi_twin)
@@ -284,6 +313,7 @@ void feat_extract_cgroup(struct feat *f, const struct cgsample *cg, const struct
 			psi_m = &psi_twin->m;
 	}
 	extract(f, cg->version == 1 ? SC_V1 : SC_V2, &cg->m, psi_m, 4096.0);
+	f->version = cg->version;
 }
 
 void feat_meta(const struct sample *s, int64_t *interval_ms, int64_t *page_size)

@@ -28,6 +28,12 @@ enum feat_ctr {
 	C_OOM_KILL, C_MAJFAULT, C_COMPACT_STALL, C_COMPACT_FAIL,
 	C_PSI_MEM_SOME, C_PSI_MEM_FULL, C_PSI_IO_SOME, C_PSI_IO_FULL,
 	C_EV_HIGH, C_EV_MAX,
+	/* appended after version 2 of the detector state: slots keep their
+	 * numbers in a saved state's bitmap, so new ones only go at the end */
+	C_SWAP_USED,	/* a gauge kept as the previous value for its growth: bytes of
+			 * swap in use (host SwapTotal - SwapFree, cgroup swap_current) */
+	C_ANON_LRU,	/* the same for anon on the LRU (active + inactive anon), bytes */
+	C_ZSWPIN, C_STEAL_ANON, C_STEAL_FILE,
 	NCTR
 };
 
@@ -38,6 +44,11 @@ enum feat_gauge {
 	G_INACTIVE_ANON, G_ACTIVE_ANON, G_INACTIVE_FILE, G_ACTIVE_FILE,
 	G_DIRTY, G_WRITEBACK, G_MEM_CURRENT, G_MEM_MAX, G_SWAP_CURRENT, G_SWAP_MAX,
 	G_PSI_MEM_SOME10, G_PSI_MEM_FULL10, G_PSI_IO_FULL10,
+	G_MEM_HIGH,		/* cgroup v2 memory.high (settings), bytes */
+	G_MGLRU,		/* 1 when the multi-gen LRU is on (the sample's mglru) */
+	G_SWAP_ZRAM,		/* bytes of swap on zram devices (settings), 0: none */
+	G_SWAP_OTHER,		/* bytes of swap on other devices and files (settings) */
+	G_ZSWAP_ON,		/* 1 when zswap is enabled (settings) */
 	NGAUGE
 };
 
@@ -46,6 +57,7 @@ struct feat {
 	double g[NGAUGE];	/* NAN when absent */
 	bool has_mem;		/* the scope carries memory statistics at all */
 	bool has_psi;		/* the scope (or, for a cgroup, its v2 twin) has PSI */
+	int version;		/* 0 the host, 1 or 2 a cgroup's hierarchy */
 };
 
 /* Fills f from the host level of s. Cannot fail. */

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 
 #include "detect_feat.h"
+#include "kernel_bugs.h"
 
 enum det_level { DL_CLEAR = 0, DL_SUSTAIN = 1, DL_WARNING = 2, DL_CRITICAL = 3 };
 
@@ -49,6 +50,13 @@ struct dview {
 	double global_share;		/* machine-wide share of reclaim scans (NAN unknown) */
 	bool refault_attributed;	/* a cgroup without refault counters: the host's refaults
 					 * by its share of the host's major faults */
+	const char *mem_ref_name;	/* what mem_ref is: "MemTotal", "memory.max",
+					 * "memory.high", "memory.limit_in_bytes" */
+	struct kver kernel;		/* the sample's release; unknown: all 0 */
+	bool mglru;			/* multi-gen LRU on (the sample's mglru flag) */
+	bool swap_zram;			/* swap on zram (agent settings) */
+	bool swap_zswap;		/* zswap enabled (settings) or its counters moving */
+	bool swap_disk_only;		/* known: swap on disk only, no zram, zswap off */
 };
 
 #define DET_MAX_EVIDENCE 16

@@ -1,0 +1,110 @@
+/* kernel_bugs.c - release parsing and the upstream-bug table (see
+ * kernel_bugs.h). The facts and what each was checked against are listed
+ * in docs/detectors.md ("Kernel facts"); change both together. */
+#include "kernel_bugs.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void kver_parse(struct kver *k, const char *release)
+{
+	int ma = 0, mi = 0, pa = 0;
+
+	memset(k, 0, sizeof(*k));
+	if (!release)
+		return;
+	int n = sscanf(release, "%d.%d.%d", &ma, &mi, &pa);
+	if (n < 2 || ma < 2 || ma > 99 || mi < 0 || mi > 999)
+		return;
+	k->major = ma;
+	k->minor = mi;
+	k->patch = (n == 3 && pa >= 0) ? pa : 0;
+}
+
+int kver_known(const struct kver *k)
+{
+	return k->major > 0;
+}
+
+int kver_cmp(const struct kver *k, int major, int minor)
+{
+	if (k->major != major)
+		return k->major < major ? -1 : 1;
+	return k->minor < minor ? -1 : k->minor > minor ? 1 : 0;
+}
+
+/* One upstream bug: the releases [from, to) that have it upstream, the
+ * commit that ended it, and where stable received it. */
+struct kbug_info {
+	int from_major, from_minor;	/* first release with the bug */
+	int to_major, to_minor;		/* first release with the fix */
+	const char *what;		/* the bug, short */
+	const char *fix;		/* the fix: subject and commit */
+	const char *stable;		/* the stable trees that received it, or NULL */
+};
+
+static const struct kbug_info bugs[NKBUG] = {
+	[KB_COLD_ANON] = {
+		3, 8, 5, 3,
+		"file-only reclaim while file pages refault (\"only evict file pages when we have plenty\")",
+		"\"mm: vmscan: scan anonymous pages on file refaults\" (2c012a4ad1a2)",
+		"Cc stable 4.12+, e.g. 4.19.62",
+	},
+	[KB_SCAN_ROUNDUP] = {
+		4, 20, 5, 6,
+		"scan-size round-up for online memory cgroups (68600f623d69, \"mm: don't miss the last "
+		"page because of round-off error\")",
+		"\"mm/vmscan.c: don't round up scan size for online memory cgroup\" (76073c646f5f)",
+		"Cc stable 4.20+, e.g. 5.4.23; 68600f623d69 itself was also taken into older stable trees",
+	},
+	[KB_KSWAPD_WRITEBACK] = {
+		4, 0, 4, 11,
+		"kswapd writeback regression (dirty pages at the inactive LRU tail, written or waited on "
+		"by reclaim)",
+		"the series \"mm: vmscan: fix kswapd writeback regression\" (\"mm: vmscan: move dirty pages "
+		"out of the way until they're flushed\", c55e8d035b28)",
+		NULL,
+	},
+	[KB_LAZYFREE_SWAPLESS] = {
+		4, 5, 4, 12,
+		"MADV_FREE acting as MADV_DONTNEED without swap",
+		"\"mm: enable MADV_FREE for swapless system\" (93e06c7a6453), the series that also added "
+		"pglazyfree/pglazyfreed",
+		NULL,
+	},
+};
+
+int kbug_inside(enum kbug b, const struct kver *k)
+{
+	const struct kbug_info *i = &bugs[b];
+
+	return kver_known(k) && kver_cmp(k, i->from_major, i->from_minor) >= 0 &&
+	       kver_cmp(k, i->to_major, i->to_minor) < 0;
+}
+
+const char *kbug_verdict(enum kbug b, const struct kver *k, char *buf, size_t len)
+{
+	const struct kbug_info *i = &bugs[b];
+	char rel[32];
+	const char *where;
+
+	if (!len)
+		return buf;
+	if (!kver_known(k)) {
+		snprintf(buf, len, "upstream fix for the %s: %s in %d.%d%s%s", i->what, i->fix, i->to_major,
+			 i->to_minor, i->stable ? "; " : "", i->stable ? i->stable : "");
+		return buf;
+	}
+	snprintf(rel, sizeof(rel), "%d.%d", k->major, k->minor);
+	if (kver_cmp(k, i->from_major, i->from_minor) < 0)
+		where = "is before";
+	else if (kver_cmp(k, i->to_major, i->to_minor) < 0)
+		where = "is inside";
+	else
+		where = "is after";
+	snprintf(buf, len, "kernel %s %s the upstream range of the %s (%d.%d up to %d.%d, fixed by %s%s%s); "
+		 "distribution kernels may carry backports",
+		 rel, where, i->what, i->from_major, i->from_minor, i->to_major, i->to_minor, i->fix,
+		 i->stable ? "; " : "", i->stable ? i->stable : "");
+	return buf;
+}
