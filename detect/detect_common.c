@@ -28,6 +28,16 @@ int det_kind_from_name(const char *name)
 	return -1;
 }
 
+void det_result_init(struct det_result *r)
+{
+	r->level = DL_CLEAR;
+	r->magnitude = 0;
+	r->shape = r->hint = NULL;
+	r->nev = 0;
+	r->summary[0] = '\0';
+	r->hint_buf[0] = '\0';
+}
+
 void det_ev(struct det_result *r, const char *key, double v)
 {
 	if (isnan(v) || isinf(v) || r->nev >= DET_MAX_EVIDENCE)

@@ -379,7 +379,7 @@ static int emit_change(struct det_host *h, struct scope *c, int kind, enum det_a
 
 	if (type == DA_RESOLVE)
 		return emit(ctx, &a);
-	memset(&r, 0, sizeof(r));
+	det_result_init(&r);
 	detectors[kind](&c->view, &r);
 	if (r.summary[0] == '\0')
 		snprintf(r.summary, sizeof(r.summary), "%s", det_kind_name(kind));
@@ -577,11 +577,7 @@ static void evaluate(struct scope *c, const struct ovr_tuning *tune)
 {
 	for (int kind = 0; kind < NKIND; kind++) {
 		struct det_result r;
-		r.level = DL_CLEAR;
-		r.magnitude = 0;
-		r.nev = 0;
-		r.shape = r.hint = NULL;
-		r.summary[0] = '\0';
+		det_result_init(&r);
 		detectors[kind](&c->view, &r);
 		c->lv[kind] = (enum det_level)ovr_apply_level(&tune->k[kind], r.level, r.magnitude);
 		c->mag[kind] = r.magnitude;

@@ -61,16 +61,21 @@ struct dview {
 
 #define DET_MAX_EVIDENCE 16
 #define DET_SUMMARY_MAX 320
+#define DET_HINT_MAX 1024
 
 struct det_result {
 	enum det_level level;
 	double magnitude;		/* the main rate, to compare a parent with its children */
 	const char *shape;		/* sub-signature, or NULL */
-	const char *hint;		/* what an operator would change */
+	const char *hint;		/* what an operator would change: static text or hint_buf */
 	int nev;
 	struct { const char *key; double v; } ev[DET_MAX_EVIDENCE];
 	char summary[DET_SUMMARY_MAX];
+	char hint_buf[DET_HINT_MAX];	/* a hint built for this sample (kernel-aware) */
 };
+
+/* Empties r (level clear, no evidence). Cannot fail. */
+void det_result_init(struct det_result *r);
 
 typedef void (*det_fn)(const struct dview *v, struct det_result *out);
 
