@@ -283,10 +283,12 @@ static void cgroup_view(struct dview *v, const struct scope *c, const struct dvi
 	if (!isnan(max) && max > 0 && (isnan(v->mem_ref) || max < v->mem_ref)) {
 		v->mem_ref = max;
 		v->mem_ref_name = c->cur.version == 1 ? "memory.limit_in_bytes" : "memory.max";
+		v->mem_limited = true;
 	}
 	if (!isnan(high) && high > 0 && (isnan(v->mem_ref) || high < v->mem_ref)) {
 		v->mem_ref = high;
 		v->mem_ref_name = "memory.high";
+		v->mem_limited = true;
 	}
 	v->swap_free = hv->swap_free;
 	double smax = v->g[G_SWAP_MAX];

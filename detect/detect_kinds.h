@@ -52,6 +52,7 @@ struct dview {
 					 * by its share of the host's major faults */
 	const char *mem_ref_name;	/* what mem_ref is: "MemTotal", "memory.max",
 					 * "memory.high", "memory.limit_in_bytes" */
+	bool mem_limited;		/* mem_ref is the cgroup's own limit */
 	struct kver kernel;		/* the sample's release; unknown: all 0 */
 	bool mglru;			/* multi-gen LRU on (the sample's mglru flag) */
 	bool swap_zram;			/* swap on zram (agent settings) */

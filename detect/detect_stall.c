@@ -1,8 +1,9 @@
 /* detect_stall.c - allocations waiting on reclaim or compaction.
  *
  * direct_reclaim_stall: allocstall_* counts allocations that had to reclaim
- * themselves because kswapd did not keep free pages above the low
- * watermark; with PSI we ask that the waiting is a real share of time.
+ * themselves: free pages fell below the min watermark (the slow path's
+ * ALLOC_WMARK_MIN; falling below low only wakes kswapd), so kswapd did not
+ * keep up; with PSI we ask that the waiting is a real share of time.
  * These counters are machine-wide only (cgroup-limit reclaim never shows
  * there, RECLAIM-NOTES.md), so the detector runs at host level.
  *

@@ -6,7 +6,10 @@
  * or booted psi=0) we ask for a higher refault rate and a sign that the
  * refaulting pages were part of the working set: workingset_activate (the
  * refault distance was within the active list, mm/workingset.c) or many
- * major faults.
+ * major faults. Under MGLRU workingset_activate means something else
+ * (lru_gen_refault() counts it only for refaults taken in a page fault, not
+ * through read()), so there the no-PSI path uses workingset_restore (the
+ * page was in the working set when evicted), major faults and turnover.
  */
 #include "detect_kinds.h"
 
@@ -17,8 +20,10 @@ void detect_thrash(const struct dview *v, struct det_result *out)
 {
 	double rf = v->r[C_REFAULT_ALL];
 	double rfile = v->r[C_REFAULT_FILE], ranon = v->r[C_REFAULT_ANON];
-	double act = v->r[C_ACTIVATE_ALL];
-	double ws = (rf > 0 && !isnan(act)) ? act / rf : NAN;
+	/* the share of refaults that were working set: activations, or under
+	 * MGLRU restores */
+	double act = v->mglru ? v->r[C_RESTORE_ALL] : v->r[C_ACTIVATE_ALL];
+	double ws = (rf > 0 && !isnan(act)) ? fmin(1.0, act / rf) : NAN;
 	double maj = v->r[C_MAJFAULT];
 	bool psi = !isnan(v->psi_some);
 	/* share of the scope's memory read back per second */
@@ -52,7 +57,7 @@ void detect_thrash(const struct dview *v, struct det_result *out)
 	det_ev(out, "refault_bytes_per_s", rf);
 	det_ev(out, "workingset_refault_file_per_s", rfile / v->page_size);
 	det_ev(out, "workingset_refault_anon_per_s", ranon / v->page_size);
-	det_ev(out, "workingset_activate_ratio", ws);
+	det_ev(out, v->mglru ? "workingset_restore_ratio" : "workingset_activate_ratio", ws);
 	det_ev(out, "pgmajfault_per_s", maj);
 	det_ev(out, "psi_memory_some_pct", v->psi_some * 100);
 	det_ev(out, "psi_memory_full_pct", v->psi_full * 100);
@@ -78,6 +83,6 @@ void detect_thrash(const struct dview *v, struct det_result *out)
 		n += snprintf(out->summary + n, (size_t)(DET_SUMMARY_MAX - n),
 			      "; %.0f%% of them were part of the working set", ws * 100);
 	if (!isnan(v->mem_ref) && n < DET_SUMMARY_MAX)
-		snprintf(out->summary + n, (size_t)(DET_SUMMARY_MAX - n), " (memory %s)",
-			 det_fmt_bytes(c, sizeof(c), v->mem_ref));
+		snprintf(out->summary + n, (size_t)(DET_SUMMARY_MAX - n), " (%s %s)",
+			 v->mem_ref_name ? v->mem_ref_name : "memory", det_fmt_bytes(c, sizeof(c), v->mem_ref));
 }

@@ -17,6 +17,17 @@
  * fails (efficiency, v2) or stalls (PSI). Dirty pages alone are not it: an
  * fsync-ing writer keeps half its memory under writeback with reclaim
  * finding only clean pages.
+ *
+ * MGLRU (the sample's mglru flag) takes dirty and writeback file folios out
+ * of reclaim's way before isolation (sort_folio() moves them to a younger
+ * generation), so nr_vmscan_immediate_reclaim and nr_vmscan_write stay flat
+ * in a storm and the diverted folios count in pgrefill, not pgscan_*. There
+ * the signature is what does move: dirty + writeback crowding the file LRU,
+ * pgrefill against pgscan (pgrefill also counts promoted and protected
+ * folios, so it is evidence beside dirty pages, never alone), and stalls;
+ * streaming writes that do not stall are not a storm. pgrefill reaches
+ * /proc/vmstat only for machine-wide reclaim; a cgroup-limit storm shows it
+ * in v2 memory.stat (v1 has none).
  */
 #include "detect_kinds.h"
 
@@ -46,6 +57,36 @@ static void summarize(const struct dview *v, struct det_result *o, double fwrite
 			 v->psi_some * 100);
 }
 
+/* MGLRU: dirty + writeback crowding the file LRU, folios sorted (pgrefill)
+ * rather than isolated, and stalls. Returns the level; *sorted is pgrefill
+ * against pgscan (NAN unknown). */
+static enum det_level mglru_level(const struct dview *v, double dw, double eff, double *sorted)
+{
+	double file = det_nz(v->g[G_INACTIVE_FILE]) + det_nz(v->g[G_ACTIVE_FILE]);
+	double refill = v->r[C_PGREFILL], scan = v->r[C_SCAN_ALL];
+	bool psi = !isnan(v->psi_some);
+
+	*sorted = (!isnan(refill) && !isnan(scan) && scan + refill >= 1 * MiB) ? refill / fmax(scan, 1.0) : NAN;
+	bool crowded = dw >= 16 * MiB && file > 0 && dw >= 0.25 * file;
+	bool diverted = (!isnan(*sorted) && *sorted >= 0.5) || (!isnan(eff) && eff < 0.5) ||
+			(!isnan(v->io_full) && v->io_full >= 0.10);
+	bool stall = psi ? v->psi_some >= 0.10 : det_nz(v->r[C_ALLOCSTALL]) >= 1;
+	if (v->is_cgroup) {
+		double cur = v->g[G_MEM_CURRENT];
+		bool at_limit = !isnan(cur) && v->mem_limited && cur >= 0.9 * v->mem_ref;
+		crowded = crowded || (dw >= 16 * MiB && file > 0 && dw >= 0.1 * file && at_limit);
+		/* v1 memory.stat has neither pgrefill nor pgscan: crowding at the
+		 * limit with a stall is all there is */
+		if (isnan(*sorted) && isnan(eff))
+			diverted = at_limit;
+	}
+	if (crowded && diverted && stall)
+		return (psi && (v->psi_some >= 0.25 || det_nz(v->psi_full) >= 0.10)) ? DL_CRITICAL : DL_WARNING;
+	if (crowded && (diverted || (psi && v->psi_some >= 0.05)))
+		return DL_SUSTAIN;
+	return DL_CLEAR;
+}
+
 void detect_writeback_storm(const struct dview *v, struct det_result *o)
 {
 	double scan = v->r[C_SCAN_ALL], steal = v->r[C_STEAL_ALL];
@@ -63,7 +104,11 @@ void detect_writeback_storm(const struct dview *v, struct det_result *o)
 	bool s_stall = det_nz(v->r[C_ALLOCSTALL]) >= 1 || (psi && v->psi_some >= 0.05);
 	bool s_io = !isnan(v->io_full) && v->io_full >= 0.10;
 
-	if (!v->is_cgroup) {
+	double sorted = NAN;
+	if (v->mglru) {
+		o->level = mglru_level(v, dw, eff, &sorted);
+		o->magnitude = v->is_cgroup ? dw : det_nz(v->r[C_PGREFILL]);
+	} else if (!v->is_cgroup) {
 		bool s_write = det_nz(fwrite) >= 256 * 1024;
 		bool s_imm = det_nz(imm) >= 256 * 1024;
 		int conseq = s_dirty + s_eff + s_stall + s_io;
@@ -77,8 +122,8 @@ void detect_writeback_storm(const struct dview *v, struct det_result *o)
 		o->magnitude = det_nz(fwrite) + det_nz(imm);
 	} else {
 		double file = det_nz(v->g[G_INACTIVE_FILE]) + det_nz(v->g[G_ACTIVE_FILE]);
-		double cur = v->g[G_MEM_CURRENT], max = v->g[G_MEM_MAX];
-		bool at_limit = !isnan(cur) && !isnan(max) && max > 0 && cur >= 0.9 * max;
+		double cur = v->g[G_MEM_CURRENT];
+		bool at_limit = !isnan(cur) && v->mem_limited && cur >= 0.9 * v->mem_ref;
 		bool dirty = dw >= 16 * MiB && file > 0 && dw >= 0.1 * file;
 		bool crowded = dirty && dw >= 0.25 * file;
 		bool s_imm = det_nz(imm) >= 256 * 1024;	/* the host's, by dirty share */
@@ -106,11 +151,18 @@ void detect_writeback_storm(const struct dview *v, struct det_result *o)
 	det_ev(o, "nr_vmscan_immediate_reclaim_per_s", imm / v->page_size);
 	det_ev(o, "pgrotated_per_s", v->r[C_PGROTATED] / v->page_size);
 	det_ev(o, "reclaim_efficiency", eff);
+	det_ev(o, "pgrefill_per_s", v->r[C_PGREFILL] / v->page_size);
+	det_ev(o, "pgrefill_to_pgscan", sorted);
 	det_ev(o, "allocstall_per_s", v->r[C_ALLOCSTALL]);
 	det_ev(o, "psi_memory_some_pct", v->psi_some * 100);
 	det_ev(o, "psi_io_full_pct", v->io_full * 100);
-	o->hint = "the flushers fall behind reclaim: lower vm.dirty_background_ratio / dirty_bytes so "
-		  "writeback starts earlier, give the writer more memory, or use a kernel that keeps "
-		  "dirty pages out of reclaim's way (4.11+, 'fix kswapd writeback regression')";
+	char kb[400];
+	kbug_verdict(KB_KSWAPD_WRITEBACK, &v->kernel, kb, sizeof(kb));
+	snprintf(o->hint_buf, sizeof(o->hint_buf),
+		 "the flushers fall behind reclaim: lower vm.dirty_background_ratio / dirty_background_bytes "
+		 "so writeback starts earlier, or give the writer more memory%s; %s",
+		 v->mglru ? " (multi-gen LRU: dirty folios are moved to younger generations, not "
+			    "written by reclaim)" : "", kb);
+	o->hint = o->hint_buf;
 	summarize(v, o, det_nz(fwrite), imm, dw, eff);
 }
