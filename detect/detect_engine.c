@@ -76,7 +76,7 @@ static const bool ctr_is_pages[NCTR] = {
 	[C_SCAN_DIRECT] = 1, [C_STEAL_DIRECT] = 1, [C_PGREFILL] = 1, [C_VMSCAN_WRITE] = 1,
 	[C_IMMEDIATE] = 1, [C_PGROTATED] = 1, [C_LAZYFREE] = 1, [C_LAZYFREED] = 1,
 	[C_PSWPIN] = 1, [C_PSWPOUT] = 1, [C_ZSWPOUT] = 1, [C_ZSWPIN] = 1, [C_STEAL_ANON] = 1,
-	[C_STEAL_FILE] = 1,
+	[C_STEAL_FILE] = 1, [C_PGPGIN] = 1,
 };
 
 /* Gauges kept in counter slots (bytes): their rate is a signed growth. */
@@ -252,8 +252,18 @@ static void host_view(struct dview *v, const struct scope *c, double dt, double 
 	v->io_full = psi_share(v->r[C_PSI_IO_FULL], v->g[G_PSI_IO_FULL10]);
 	double sa = v->r[C_SCAN_ANON], sf = v->r[C_SCAN_FILE], sg = v->r[C_SCAN_GLOBAL];
 	v->global_share = NAN;
-	if (!isnan(sa) && !isnan(sf) && !isnan(sg) && sa + sf >= 1 * MiB)
+	if (!isnan(sa) && !isnan(sf) && !isnan(sg) && sa + sf >= 1 * MiB) {
 		v->global_share = fmin(1.0, sg / (sa + sf));
+	} else if (isnan(sa) || isnan(sf)) {
+		/* before 5.8 only machine-wide reclaim is counted (kswapd +
+		 * direct); every page refaulted or swapped out was evicted
+		 * first, so evictions far above its steals were cgroup-limit
+		 * reclaim */
+		double need = fmax(det_nz(v->r[C_REFAULT_ALL]), det_nz(v->r[C_PSWPOUT]) + det_nz(v->r[C_ZSWPOUT]));
+		double stg = v->r[C_STEAL_GLOBAL];
+		if (need >= 1 * MiB && !isnan(stg))
+			v->global_share = fmin(1.0, stg / need);
+	}
 }
 
 static void cgroup_view(struct dview *v, const struct scope *c, const struct dview *hv,
@@ -311,14 +321,23 @@ static void cgroup_view(struct dview *v, const struct scope *c, const struct dvi
 	/* cgroup v1 before ~5.9 has no workingset counters in memory.stat:
 	 * attribute the host's refaults by this cgroup's share of the host's
 	 * major faults (both count pages read back; read-around makes major
-	 * faults fewer than refaults, the share is what is used) */
+	 * faults fewer than refaults, the share is what is used). Refaults
+	 * through read() take no page fault at all: when the host has almost
+	 * no major faults for its refaults, the share of pages read in
+	 * (vmstat pgpgin against the cgroup's pgpgin charges) stands in. */
 	double hmaj = hv->r[C_MAJFAULT], cmaj = v->r[C_MAJFAULT];
-	if (isnan(v->r[C_REFAULT_ALL]) && !isnan(cmaj) && !isnan(hmaj) && hmaj > 0 &&
-	    !isnan(hv->r[C_REFAULT_ALL])) {
-		double share = fmin(1.0, cmaj / hmaj);
-		v->r[C_REFAULT_ALL] = hv->r[C_REFAULT_ALL] * share;
-		v->r[C_REFAULT_FILE] = hv->r[C_REFAULT_FILE] * share;
-		v->refault_attributed = true;
+	double hin = hv->r[C_PGPGIN], cin = v->r[C_PGPGIN], hrf = hv->r[C_REFAULT_ALL];
+	if (isnan(v->r[C_REFAULT_ALL]) && !isnan(hrf)) {
+		double share = NAN;
+		if (!isnan(cmaj) && !isnan(hmaj) && hmaj > 0 && hmaj * ps >= 0.01 * hrf)
+			share = fmin(1.0, cmaj / hmaj);
+		else if (!isnan(cin) && !isnan(hin) && hin > 0)
+			share = fmin(1.0, cin / hin);
+		if (!isnan(share)) {
+			v->r[C_REFAULT_ALL] = hrf * share;
+			v->r[C_REFAULT_FILE] = hv->r[C_REFAULT_FILE] * share;
+			v->refault_attributed = true;
+		}
 	}
 	/* machine-wide counters that only exist at host level */
 	v->r[C_ALLOCSTALL] = NAN;
@@ -354,7 +373,8 @@ static json_t *evidence_json(const struct det_result *r, const struct dview *v)
 	if (v->psi_from_host && json_object_set_new(e, "psi_source", json_string("host")) < 0)
 		goto fail;
 	if (v->refault_attributed &&
-	    json_object_set_new(e, "refault_source", json_string("host refaults by this cgroup's share of major faults")) < 0)
+	    json_object_set_new(e, "refault_source",
+				json_string("host refaults by this cgroup's share of major faults or pages read in")) < 0)
 		goto fail;
 	return e;
 fail:

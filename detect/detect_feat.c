@@ -73,6 +73,7 @@ static const char *const ctr_src[NSCOPE][NCTR][MAX_ALT] = {
 		[C_ZSWPIN] = { "vmstat.zswpin" },
 		[C_STEAL_ANON] = { "vmstat.pgsteal_anon" },
 		[C_STEAL_FILE] = { "vmstat.pgsteal_file" },
+		[C_PGPGIN] = { "vmstat.pgpgin" },
 	},
 	[SC_V1] = {
 		[C_REFAULT_FILE] = { "stat.total_workingset_refault_file", "stat.workingset_refault_file",
@@ -87,6 +88,7 @@ static const char *const ctr_src[NSCOPE][NCTR][MAX_ALT] = {
 		[C_RESTORE_ALL] = { "stat.total_workingset_restore_file+stat.total_workingset_restore_anon",
 				    "stat.workingset_restore_file+stat.workingset_restore_anon" },
 		[C_MAJFAULT] = { "stat.total_pgmajfault", "stat.pgmajfault" },
+		[C_PGPGIN] = { "stat.total_pgpgin", "stat.pgpgin" },
 		[C_PSI_MEM_SOME] = { "psi.some.total" },
 		[C_PSI_MEM_FULL] = { "psi.full.total" },
 	},
@@ -187,7 +189,7 @@ static const char *const ctr_names[NCTR] = {
 	"vmscan_write", "immediate", "pgrotated", "lazyfree", "lazyfreed", "pswpin",
 	"pswpout", "zswpout", "oom_kill", "majfault", "compact_stall", "compact_fail",
 	"psi_mem_some", "psi_mem_full", "psi_io_some", "psi_io_full", "ev_high", "ev_max",
-	"swap_used", "anon_lru", "zswpin", "steal_anon", "steal_file",
+	"swap_used", "anon_lru", "zswpin", "steal_anon", "steal_file", "pgpgin",
 };
 
 static struct slot ctr_slot[NSCOPE][NCTR];
@@ -299,6 +301,9 @@ void feat_extract_host(struct feat *f, const struct sample *s)
 
 	feat_meta(s, &iv, &ps);
 	extract(f, SC_HOST, &s->m, NULL, (double)ps);
+	/* vmstat pgpgin is in kB (block I/O read), the cgroup's in pages */
+	if (f->c[C_PGPGIN] != RATE_ABSENT && ps > 0)
+		f->c[C_PGPGIN] = f->c[C_PGPGIN] / (ps / 1024 > 0 ? ps / 1024 : 1);
 	f->has_mem = true;
 	f->version = 0;
 }

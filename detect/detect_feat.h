@@ -34,6 +34,8 @@ enum feat_ctr {
 			 * swap in use (host SwapTotal - SwapFree, cgroup swap_current) */
 	C_ANON_LRU,	/* the same for anon on the LRU (active + inactive anon), bytes */
 	C_ZSWPIN, C_STEAL_ANON, C_STEAL_FILE,
+	C_PGPGIN,	/* pages read in: host vmstat pgpgin (kB, converted), v1 memcg
+			 * charge events (pages) */
 	NCTR
 };
 

@@ -395,6 +395,7 @@ void detect_swap_imbalance(const struct dview *v, struct det_result *out)
 	out->level = DL_CLEAR;
 	if (!v->is_cgroup && !isnan(v->global_share) && v->global_share < 0.25)
 		return;
+
 	for (int i = 0; i < NSHAPE; i++) {
 		det_result_init(&r);
 		shapes[i](v, &r);

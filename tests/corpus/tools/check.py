@@ -14,10 +14,19 @@
                                  must/never lines: every must is raised, no never
                                  is, and nothing outside the musts is (the exact
                                  set); prints what failed, exit 1
+
+Expected lines: VERB KIND [SCOPE] [ATTR...], VERB must|never, KIND a kind or
+*, SCOPE host, a cgroup path or * (default), ATTR one of
+  shape=NAME        evidence.shape is NAME
+  severity=LEVEL    the alert's severity (warning|critical)
+  summary~REGEX     the summary matches REGEX (Python re.search)
+A must line's attributes narrow what counts as raised and what the exact set
+allows; a never line matches on kind and scope alone.
 """
 import gzip
 import json
 import os
+import re
 import sys
 
 
@@ -63,31 +72,63 @@ def expect(exp_path, alerts_path):
     return 1 if bad else 0
 
 
+def parse_line(line):
+    """(verb, kind, scope, attrs) or None for a blank/comment line."""
+    p = line.split("#")[0].split()
+    if not p:
+        return None
+    verb, kind = p[0], p[1] if len(p) > 1 else "*"
+    scope = p[2] if len(p) > 2 and "=" not in p[2] and "~" not in p[2] else "*"
+    attrs = [a for a in p[2:] if "=" in a or "~" in a]
+    return verb, kind, scope, attrs
+
+
+def attrs_ok(attrs, a):
+    for t in attrs:
+        if t.startswith("shape="):
+            if (a.get("evidence") or {}).get("shape") != t[6:]:
+                return False
+        elif t.startswith("severity="):
+            if a["severity"] != t[9:]:
+                return False
+        elif t.startswith("summary~"):
+            if not re.search(t[8:], a["summary"]):
+                return False
+        else:
+            raise ValueError("unknown attribute " + t)
+    return True
+
+
+def matches(kind, scope, attrs, a):
+    return (kind == "*" or a["kind"] == kind) and scope_ok(scope, a["cgroup"]) and attrs_ok(attrs, a)
+
+
 def expect_list(exp_path, alerts_path):
     with open(alerts_path) as f:
         alerts = json.load(f)["alerts"]
     bad = []
-    for line in open(exp_path):
-        p = line.split("#")[0].split()
-        if not p:
-            continue
-        verb, kind, scope = p[0], p[1], p[2] if len(p) > 2 else "*"
-        hits = [a for a in alerts if (kind == "*" or a["kind"] == kind) and scope_ok(scope, a["cgroup"])]
-        if verb == "must" and not hits:
-            bad.append("missing: %s %s" % (kind, scope))
-        elif verb == "never" and hits:
-            bad.append("unexpected: %s" % "; ".join(
-                "%s %s (%s)" % (a["kind"], a["cgroup"] or "host", a["summary"]) for a in hits))
-        elif verb not in ("must", "never"):
-            bad.append("bad line: " + line.strip())
-    # the exact set: every alert raised must be one a `must` line asks for
     musts = []
     for line in open(exp_path):
-        p = line.split("#")[0].split()
-        if p and p[0] == "must":
-            musts.append((p[1], p[2] if len(p) > 2 else "*"))
-    extra = [a for a in alerts
-             if not any((k == "*" or a["kind"] == k) and scope_ok(sc, a["cgroup"]) for k, sc in musts)]
+        p = parse_line(line)
+        if not p:
+            continue
+        verb, kind, scope, attrs = p
+        if verb == "must":
+            musts.append((kind, scope, attrs))
+            if not [a for a in alerts if matches(kind, scope, attrs, a)]:
+                near = [a for a in alerts if matches(kind, scope, [], a)]
+                bad.append("missing: %s %s %s%s" % (kind, scope, " ".join(attrs), "".join(
+                    " (raised: %s, shape %s: %s)" % (a["severity"], (a.get("evidence") or {}).get("shape"),
+                                                     a["summary"]) for a in near)))
+        elif verb == "never":
+            hits = [a for a in alerts if matches(kind, scope, [], a)]
+            if hits:
+                bad.append("unexpected: %s" % "; ".join(
+                    "%s %s (%s)" % (a["kind"], a["cgroup"] or "host", a["summary"]) for a in hits))
+        else:
+            bad.append("bad line: " + line.strip())
+    # the exact set: every alert raised must be one a `must` line asks for
+    extra = [a for a in alerts if not any(matches(k, sc, at, a) for k, sc, at in musts)]
     if extra:
         bad.append("not in the expected set: %s" % "; ".join(
             "%s %s (%s)" % (a["kind"], a["cgroup"] or "host", a["summary"]) for a in extra))

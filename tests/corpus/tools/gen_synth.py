@@ -18,6 +18,8 @@ import os
 import random
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
 T0 = 1764518400.0
 
 
@@ -37,6 +39,9 @@ class Host:
         self.psi_tot = {"memory.some": 0, "memory.full": 0, "io.some": 0, "io.full": 0}
         self.settings = {"vm.swappiness": swappiness, "vm.dirty_ratio": 20, "vm.dirty_background_ratio": 10}
         self.cgroups = {}     # path -> dict(stat counters, gauges, version)
+        self.grow = {}        # vmstat gauge -> pages/s (4 KiB pages, like rates)
+        self.mi_grow = {}     # meminfo field -> kB/s
+        self.mglru = None     # True/False: the sample's mglru flag
         self.rnd = random.Random(name)
 
     def pages(self, mib):
@@ -55,12 +60,18 @@ class Host:
             self.c[key] = self.c.get(key, 0) + per
         for k, share in (psi or {}).items():
             self.psi_tot[k] += share * dt * 1e6
+        for k, r in self.grow.items():
+            self.g[k] = max(0, self.g.get(k, 0) + r * dt * scale)
+        for k, r in self.mi_grow.items():
+            self.mi[k] = max(0, int(self.mi.get(k, 0) + r * dt))
 
     def names(self, counters):
         """Translate canonical 6.x names into this kernel's dialect."""
         out = {}
         for k, v in counters.items():
             v = int(v)
+            if self.dialect in ("4.10", "4.14", "5.4") and k.startswith("zswp"):
+                continue  # zswap counters reached /proc/vmstat later
             if self.dialect in ("4.10", "4.14", "5.4"):
                 if k.startswith("workingset_") and k.endswith("_anon"):
                     continue  # no anon workingset tracking before 5.9
@@ -79,6 +90,8 @@ class Host:
         s = {"host": self.name, "boot_id": self.boot, "ts": round(self.ts, 3),
              "interval_s": self.interval, "kernel": self.kernel, "page_size": self.ps,
              "vmstat": vm, "meminfo": dict(self.mi), "settings": dict(self.settings)}
+        if self.mglru is not None:
+            s["mglru"] = self.mglru
         if self.psi:
             p = {}
             for res in ("memory", "io"):
@@ -91,7 +104,7 @@ class Host:
         for path, cg in self.cgroups.items():
             e = {"path": path, "version": cg["version"],
                  "memory_stat": {k: int(v) for k, v in cg["stat"].items()}}
-            for k in ("memory_current", "memory_max", "swap_current"):
+            for k in ("memory_current", "memory_max", "swap_current", "settings"):
                 if k in cg:
                     e[k] = cg[k]
             if "events" in cg:
@@ -176,9 +189,14 @@ def main():
     base_gauges(h, ia_mib=2500, if_mib=80)
     bad = dict(healthy_rates(), pglazyfree=40000, pglazyfreed=50, pgscan_kswapd=6000, pgsteal_kswapd=5500,
                workingset_refault_file=2500, workingset_activate_file=200, pgmajfault=20)
-    write(out, h.name, run(h, [(3, dict(healthy_rates(), pglazyfree=0, pglazyfreed=0), {}),
-                               (15, bad, {})]),
-          ["must swap_imbalance host", "never writeback_storm *", "never thrash *"])
+    s = run(h, [(3, dict(healthy_rates(), pglazyfree=0, pglazyfreed=0), {})])
+    h.grow["nr_inactive_anon"] = 12000  # hinted pages pile up: anon grows 47 MiB/s
+    s += run(h, [(15, bad, {})])[1:]
+    write_trace(out, h.name, s,
+                ["must swap_imbalance host shape=lazyfree_backlog", "never writeback_storm *", "never thrash *"],
+                "seed 002's backlog on a 4.12 kernel (it has the fix and its counters), swapless, no\n"
+                "PSI: 156 MiB/s marked MADV_FREE, almost none discarded, anon growing 47 MiB/s while\n"
+                "file refaults run at 10 MiB/s")
 
     # seed 002 on a fixed kernel: pglazyfreed keeps up -> nothing
     h = Host("s002-fixed", "6.1.0", "6.1", swap_gib=0)
@@ -200,7 +218,8 @@ def main():
     bad.pop("allocstall")
     bad["allocstall_normal"] = 120
     write(out, h.name, run(h, [(3, healthy_rates(), {}), (15, bad, {})]),
-          ["must writeback_storm host", "never swap_imbalance *", "never thrash *"])
+          ["must writeback_storm host", "never swap_imbalance *", "never thrash *",
+           "must direct_reclaim_stall host   # seed 003: direct reclaim stalls behind the dirty LRU tail"])
 
     # seed 004: small memcgs swapping while cold file cache sits in them
     h = Host("s004-memcg", "6.1.0", "6.1", mem_gib=16, swap_gib=8)
@@ -235,7 +254,10 @@ def main():
     write(out, h.name, samples, ["must swap_imbalance /machine.slice/vm1.scope",
                                  "must swap_imbalance /machine.slice/vm2.scope",
                                  "never swap_imbalance /machine.slice/vm3.scope",
-                                 "never swap_imbalance host", "never writeback_storm *"])
+                                 "never swap_imbalance host", "never writeback_storm *",
+                                 "must thrash /machine.slice/vm1.scope   # the swapped-out anon comes straight back "
+                                 "(anon refaults)",
+                                 "must thrash /machine.slice/vm2.scope"])
 
     # cgroup v2 hierarchy (hierarchical memory.stat): a child at its limit
     # thrashes; its parent and the host see the same refaults but the alert
@@ -267,7 +289,9 @@ def main():
             cg["psi_some"] += (0.25 if bad and share else 0.0) * 10e6
         samples.append(h.sample())
     write(out, h.name, samples, ["must thrash /system.slice/db.service", "never thrash /system.slice",
-                                 "never * /system.slice/web.service", "never thrash host"])
+                                 "never * /system.slice/web.service", "never thrash host",
+                                 "must swap_imbalance /system.slice/db.service   # file refaults while its inactive "
+                                 "anon is never scanned, swap free"])
 
     # 4.14 with cgroup v1: memory.stat has no workingset counters and there
     # is no PSI; a container thrashes (host refaults, its major faults)
@@ -328,7 +352,301 @@ def main():
     s += run(h, [(5, healthy_rates(), {})])[1:]
     write(out, h.name, s, ["must oom_kill /system.slice/app.service", "never oom_kill host",
                            "never thrash *", "never swap_imbalance *"])
+
+    seed004_overswap(out)
+    compressed_swap(out)
+    cold_active_churn(out)
+    mglru_writeback(out)
+    lazyfree_reuse(out)
+    from_real(out, out)
+    healthy_stitched(out, out)
     return 0
+
+
+def write_trace(outdir, name, samples, expected, comment=None):
+    """Like write() but for traces with a comment header in .expected."""
+    with open(os.path.join(outdir, "synth-" + name + ".jsonl"), "w") as f:
+        for smp in samples:
+            f.write(json.dumps(smp, separators=(",", ":")) + "\n")
+    with open(os.path.join(outdir, "synth-" + name + ".expected"), "w") as f:
+        if comment:
+            f.write("".join("# " + l + "\n" for l in comment.strip().split("\n")))
+        f.write("\n".join(expected) + "\n")
+
+
+def seed004_overswap(out):
+    """Seed 004 as reported: swap-OUT volume with the cache kept, few swap-ins."""
+    # host level, 4.20-era names (no pgscan_anon/file, unsplit workingset),
+    # aarch64 64 KiB pages, 16 GiB, 8 GiB swap, ~4 GiB of buff/cache kept
+    h = Host("s004-over-55-64k", "5.5.0-0.rc7.aarch64", "5.4", page_size=65536, mem_gib=16, swap_gib=8)
+    base_gauges(h, ia_mib=1200, if_mib=2600)
+    h.g["nr_active_file"] = h.pages(1450)
+    bad = dict(healthy_rates(), pswpout=760, pswpin=15, pgscan_kswapd=1400, pgsteal_kswapd=1100,
+               workingset_refault_file=20, workingset_activate_file=5, pgmajfault=10)
+    samples = run(h, [(3, healthy_rates(), {})])
+    h.mi_grow["SwapFree"] = -760 * 4  # kB/s: what pswpout adds to swap in use
+    samples += run(h, [(26, bad, {"memory.some": 0.03})])[1:]
+    h.mi_grow = {}
+    samples += run(h, [(8, healthy_rates(), {})])[1:]
+    write_trace(out, h.name, samples,
+                ["must swap_imbalance host shape=over_swap severity=warning summary~swapped.out",
+                 "never thrash *", "never writeback_storm *"],
+                "seed 004 host-wide on a 5.5 arm64 kernel (64 KiB pages, 4.20-era counter names):\n"
+                "3 MiB/s swapped out for 260 s (784 MB) while 4 GiB of file cache stays and\n"
+                "barely refaults, few swap-ins, memory PSI 3%: over_swap, warning")
+
+    # the same on 6.1 with stalls: critical, anon scanned far more than file
+    h = Host("s004-over-61-psi", "6.1.0-18-arm64", "6.1", mem_gib=16, swap_gib=8)
+    base_gauges(h, ia_mib=1200, if_mib=2600)
+    bad = dict(healthy_rates(), pswpout=2000, pswpin=40, pgscan_kswapd=3000, pgsteal_kswapd=2600,
+               pgscan_anon=2700, pgscan_file=300, pgsteal_anon=2300, pgsteal_file=300,
+               workingset_refault_file=30, workingset_activate_file=5)
+    samples = run(h, [(3, healthy_rates(), {})])
+    h.mi_grow["SwapFree"] = -2000 * 4
+    samples += run(h, [(12, bad, {"memory.some": 0.32, "memory.full": 0.12})])[1:]
+    h.mi_grow = {}
+    samples += run(h, [(8, healthy_rates(), {})])[1:]
+    write_trace(out, h.name, samples,
+                ["must swap_imbalance host shape=over_swap severity=critical", "never writeback_storm *"],
+                "seed 004's shape on 6.1 with memory PSI 32%: critical (stall evidence)")
+
+    # cgroup level, v1 on 5.4: two of four VMs' swap usage grows (memsw -
+    # usage) while each keeps ~900 MiB of file cache; no memcg pswpin or anon
+    # refaults on that kernel
+    h = Host("s004-over-memcg-v1", "5.4.0-150-generic", "5.4", mem_gib=16, swap_gib=8)
+    base_gauges(h, ia_mib=2000, if_mib=4000)
+    vms = ["/machine.slice/vm%d.scope" % i for i in range(1, 5)]
+    for p in vms:
+        h.cgroups[p] = {"version": 1, "stat": {"total_pgmajfault": 0, "total_inactive_file": 700 << 20,
+                                              "total_active_file": 200 << 20, "total_inactive_anon": 500 << 20,
+                                              "total_active_anon": 300 << 20, "total_dirty": 1 << 20,
+                                              "total_writeback": 0},
+                        "memory_current": 1900 << 20, "memory_max": 2 << 30, "swap_current": 0}
+    samples = [h.sample()]
+    for i in range(30):
+        bad = 3 <= i < 24
+        h.step(dict(healthy_rates(), pswpout=1200 if bad else 0, pswpin=10 if bad else 0,
+                    pgscan_kswapd=1500 if bad else 500, pgsteal_kswapd=1300 if bad else 490,
+                    workingset_refault_file=10),
+               {"memory.some": 0.02 if bad else 0.0})
+        for j, p in enumerate(vms):
+            if bad and j < 2:
+                h.cgroups[p]["swap_current"] += int(600 * 4096 * 10 * (1 + h.rnd.uniform(-0.05, 0.05)))
+        samples.append(h.sample())
+    write_trace(out, h.name, samples,
+                ["must swap_imbalance /machine.slice/vm1.scope shape=over_swap",
+                 "must swap_imbalance /machine.slice/vm2.scope shape=over_swap",
+                 "never * /machine.slice/vm3.scope", "never * /machine.slice/vm4.scope",
+                 "never swap_imbalance host", "never thrash *"],
+                "seed 004 per cgroup on 5.4 with cgroup v1: the VMs' swap usage (memsw - usage)\n"
+                "grows 2.3 MiB/s each while they keep 900 MiB of file cache; no memcg swap-in\n"
+                "counter on that kernel. The host yields to the cgroups that carry it.")
+
+    # healthy controls: swappiness 200 asks for anon first; a zram host
+    # swapping out at memory speed; neither stalls
+    h = Host("swappiness200-healthy", "6.8.0-45-generic", "6.1", mem_gib=16, swap_gib=8, swappiness=200)
+    base_gauges(h, ia_mib=1200, if_mib=2600)
+    r = dict(healthy_rates(), pswpout=900, pswpin=20, pgscan_anon=1200, pgscan_file=100, pgsteal_anon=1000,
+             pgsteal_file=90, pgscan_kswapd=1300, pgsteal_kswapd=1090)
+    h.mi_grow["SwapFree"] = -900 * 4
+    write_trace(out, h.name, run(h, [(40, r, {"memory.some": 0.005})]), ["never * *"],
+                "healthy: vm.swappiness=200 asks reclaim to take anon first; 3.5 MiB/s swapped out\n"
+                "with the cache kept and no stall is the configuration working")
+
+
+def compressed_swap(out):
+    """zram and zswap: swap-ins at memory speed without a stall are normal."""
+    def zhost(name, zram, zswap, psi=True, swappiness=180):
+        h = Host(name, "6.8.0-45-generic", "6.1", mem_gib=8, swap_gib=8, swappiness=swappiness, psi=psi)
+        base_gauges(h, ia_mib=900, if_mib=1500)
+        h.settings["swap.zram_kb"] = (8 << 20) if zram else 0
+        h.settings["swap.other_kb"] = 0 if zram else (8 << 20)
+        h.settings["zswap.enabled"] = 1 if zswap else 0
+        return h
+
+    def churn(zswap):
+        if zswap:
+            return dict(healthy_rates(), zswpin=6000, zswpout=6500, pswpin=0, pswpout=0, pgscan_anon=7000,
+                        pgscan_file=500, pgsteal_anon=6500, pgscan_kswapd=7500, workingset_refault_anon=6000)
+        return dict(healthy_rates(), pswpin=6000, pswpout=6500, pgscan_anon=7000, pgscan_file=500,
+                    pgsteal_anon=6500, pgscan_kswapd=7500, workingset_refault_anon=6000)
+
+    h = zhost("zram-healthy", True, False)
+    write_trace(out, h.name, run(h, [(60, churn(False), {"memory.some": 0.012})]), ["never * *"],
+                "healthy zram desktop: 23 MiB/s swapped in and out of zram, swappiness 180,\n"
+                "memory PSI 1.2%: compressed swap at memory speed, as designed")
+    h = zhost("zswap-healthy", False, True)
+    write_trace(out, h.name, run(h, [(60, churn(True), {"memory.some": 0.008})]), ["never * *"],
+                "healthy zswap host: zswpin/zswpout 23 MiB/s, PSI 0.8%")
+    h = zhost("zram-nopsi", True, False, psi=False)
+    h.kernel = "4.14.336"
+    write_trace(out, h.name, run(h, [(60, churn(False), {})]), ["never * *"],
+                "zram without PSI (4.14): 23 MiB/s of swap-ins alone is no evidence")
+    h = zhost("zram-stall", True, False)
+    bad = churn(False)
+    write_trace(out, h.name, run(h, [(3, healthy_rates(), {}), (12, bad, {"memory.some": 0.14})]),
+                ["must swap_imbalance host shape=anon_swap_churn severity=warning summary~zram",
+                 "must thrash host"],
+                "zram churn that stalls (memory PSI 14%): swap_imbalance says the swap is zram")
+
+    # cgroup zswap: one cgroup's kernel reports zswpin only, the other's
+    # pswpin too: the same verdict
+    h = Host("cg-zswap", "6.12.0", "6.1", mem_gib=32, swap_gib=8)
+    base_gauges(h, if_mib=6000)
+    h.settings["zswap.enabled"] = 1
+    paths = ["/kubepods/a", "/kubepods/b"]
+    for p in paths:
+        st = {"workingset_refault_anon": 0, "workingset_refault_file": 0, "pgscan": 0, "pgsteal": 0,
+              "zswpin": 0, "zswpout": 0, "inactive_file": 50 << 20, "active_file": 700 << 20,
+              "inactive_anon": 400 << 20, "active_anon": 300 << 20, "file_dirty": 0}
+        if p.endswith("b"):
+            st["pswpin"] = 0
+            st["pswpout"] = 0
+        h.cgroups[p] = {"version": 2, "stat": st, "memory_current": 1900 << 20, "memory_max": 2 << 30,
+                        "swap_current": 0, "psi_some": 0, "psi_full": 0}
+    samples = [h.sample()]
+    for i in range(20):
+        bad = i >= 3
+        h.step(dict(healthy_rates(), zswpin=3000 if bad else 0, zswpout=3200 if bad else 0, pgscan_anon=3500,
+                    pgscan_file=400, pgscan_kswapd=400), {"memory.some": 0.1 if bad else 0})
+        for p in paths:
+            st = h.cgroups[p]["stat"]
+            st["zswpin"] += (1500 if bad else 0) * 10
+            st["zswpout"] += (1600 if bad else 0) * 10
+            st["workingset_refault_anon"] += (1500 if bad else 0) * 10
+            st["pgscan"] += (1800 if bad else 10) * 10
+            st["pgsteal"] += (1700 if bad else 10) * 10
+            h.cgroups[p]["psi_some"] += (0.12 if bad else 0) * 10e6
+        samples.append(h.sample())
+    write_trace(out, h.name, samples,
+                ["must swap_imbalance /kubepods/a shape=anon_swap_churn summary~zswap",
+                 "must swap_imbalance /kubepods/b shape=anon_swap_churn summary~zswap",
+                 "must thrash /kubepods/a", "must thrash /kubepods/b", "never * host"],
+                "two v2 cgroups churning through zswap with 700 MiB of cold active file cache each:\n"
+                "/kubepods/b's memory.stat also has pswpin/pswpout (0): swap-ins are pswpin + zswpin\n"
+                "in both, the verdicts are the same")
+
+
+def cold_active_churn(out):
+    """Churn while the cold cache sits on the ACTIVE list (read twice)."""
+    h = Host("churn-active-cache", "6.1.0-18-amd64", "6.1", mem_gib=8, swap_gib=4, swappiness=100)
+    base_gauges(h, ia_mib=600, if_mib=40)
+    h.g["nr_active_file"] = h.pages(3000)
+    bad = dict(healthy_rates(), pswpin=3500, pswpout=3800, pgscan_anon=4500, pgscan_file=300,
+               pgsteal_anon=3900, pgscan_kswapd=4800, workingset_refault_anon=3500, workingset_refault_file=30)
+    write_trace(out, h.name, run(h, [(3, healthy_rates(), {}), (14, bad, {"memory.some": 0.16}),
+                                     (10, healthy_rates(), {})]),
+                ["must swap_imbalance host shape=anon_swap_churn summary~active", "must thrash host",
+                 "never writeback_storm *"],
+                "swap churn (14 MiB/s in and out, PSI 16%) while 3 GiB of file cache that nobody\n"
+                "reads sits on the ACTIVE list (a cache read twice) and only 40 MiB is inactive")
+
+
+def mglru_writeback(out):
+    """MGLRU: immediate reclaim and reclaim writes stay flat in a storm."""
+    h = Host("mglru-storm", "6.6.30", "6.1", mem_gib=32)
+    h.mglru = True
+    base_gauges(h, ia_mib=2000, if_mib=5000, dirty_mib=3000)
+    h.g["nr_active_file"] = h.pages(3000)
+    h.g["nr_writeback"] = h.pages(900)
+    bad = dict(healthy_rates(), pgscan_kswapd=9000, pgsteal_kswapd=6000, pgscan_direct=3000, pgsteal_direct=1500,
+               pgscan_file=12000, pgsteal_file=7500, pgrefill=30000, allocstall_normal=40,
+               nr_vmscan_immediate_reclaim=0, nr_vmscan_write=0)
+    write_trace(out, h.name, run(h, [(3, healthy_rates(), {}), (14, bad, {"memory.some": 0.3, "memory.full": 0.1,
+                                                                        "io.full": 0.2}),
+                                     (10, healthy_rates(), {})]),
+                ["must writeback_storm host severity=critical", "must direct_reclaim_stall host", "never swap_imbalance *"],
+                "a writeback storm on a multi-gen LRU kernel: 3.9 GiB dirty+writeback of 8 GiB file\n"
+                "LRU, pgrefill 30000/s against pgscan 12000/s, nr_vmscan_immediate_reclaim and\n"
+                "nr_vmscan_write flat (sort_folio diverts the dirty folios), PSI 30%")
+
+    h = Host("mglru-stream-healthy", "6.6.30", "6.1", mem_gib=32)
+    h.mglru = True
+    base_gauges(h, ia_mib=2000, if_mib=5000, dirty_mib=2500)
+    h.g["nr_active_file"] = h.pages(3000)
+    h.g["nr_writeback"] = h.pages(600)
+    ok = dict(healthy_rates(), pgscan_kswapd=12000, pgsteal_kswapd=11500, pgscan_file=12000, pgsteal_file=11500,
+              pgrefill=7000, nr_vmscan_immediate_reclaim=0, nr_vmscan_write=0)
+    write_trace(out, h.name, run(h, [(60, ok, {"memory.some": 0.01, "io.some": 0.2})]), ["never * *"],
+                "healthy MGLRU streaming writer: 3 GiB dirty+writeback of 8 GiB file LRU, pgrefill\n"
+                "half of pgscan, reclaim efficiency 96%, memory PSI 1%: no stall, no storm")
+
+
+def lazyfree_reuse(out):
+    """4.12+: pglazyfree far above pglazyfreed is normal reuse."""
+    h = Host("s002-reuse", "4.19.0-27-amd64", "4.14", psi=False, swap_gib=0)
+    base_gauges(h, ia_mib=600, if_mib=1500)
+    r = dict(healthy_rates(), pglazyfree=40000, pglazyfreed=50, pgscan_kswapd=3000, pgsteal_kswapd=2900,
+             workingset_refault_file=200, workingset_activate_file=20)
+    write_trace(out, h.name, run(h, [(40, r, {})]), ["never * *"],
+                "a jemalloc host on 4.19 without swap: MADV_FREE marks 156 MiB/s and the allocator\n"
+                "reuses them before reclaim discards any (pglazyfreed ~0); anon stays flat: normal")
+
+
+def from_real(out, corpus):
+    """Real recordings rewritten into other kernels' and layouts' dialects."""
+    import dialect as d
+    real = lambda n: d.load(os.path.join(corpus, "real-" + n + ".jsonl.gz"))
+    cg = lambda n: "/vmscope-rec-" + n
+
+    def put(name, samples, expected, comment):
+        d.write(os.path.join(out, "synth-" + name + ".jsonl"), samples)
+        with open(os.path.join(out, "synth-" + name + ".expected"), "w") as f:
+            f.write("".join("# " + l + "\n" for l in comment.strip().split("\n")))
+            f.write("\n".join(expected) + "\n")
+
+    put("memhigh-filethrash", d.rename_host(d.to_v2(real("agentfilethrash"), memhigh=True), "memhigh-filethrash"),
+        ["must thrash %s summary~memory.high" % cg("agentfilethrash"), "never * host", "never swap_imbalance *"],
+        "real-agentfilethrash as a cgroup v2 limited only by memory.high (memory.max = max):\n"
+        "measured against its 256 MiB memory.high, not the host's 24 GiB")
+    put("v2-writeback", d.rename_host(d.to_v2(real("writeback")), "v2-writeback"),
+        ["must writeback_storm %s" % cg("writeback"), "never * host", "never thrash *"],
+        "real-writeback with its cgroup on the v2 memory controller")
+    put("mglru-writeback", d.rename_host(d.to_mglru(d.to_v2(real("writeback"))), "mglru-writeback"),
+        ["must writeback_storm %s" % cg("writeback"), "never * host", "never thrash *"],
+        "real-writeback as a multi-gen LRU kernel counts it: the immediate-reclaim pages are\n"
+        "sorted into younger generations (cgroup pgrefill), nr_vmscan_immediate_reclaim flat")
+    for n in ("fsyncbig", "fsyncwrite", "streamread"):
+        put("mglru-" + n, d.rename_host(d.to_mglru(d.to_v2(real(n))), "mglru-" + n), ["never * *"],
+            "healthy real-%s on a multi-gen LRU kernel with cgroup v2" % n)
+    put("k54-coldanon", d.rename_host(d.to_k420(real("coldanon")), "k54-coldanon"),
+        ["must thrash %s" % cg("coldanon"), "must swap_imbalance %s shape=cold_anon_file_thrash" % cg("coldanon"),
+         "never * host"],
+        "real-coldanon (seed 000) in 5.4's names: no pgscan_anon/file, no memcg workingset\n"
+        "counters (refaults attributed from the host by major faults), swap usage stays 0")
+    put("k414-filethrash", d.rename_host(d.no_psi(d.to_k420(real("agentfilethrash"), "4.14.336")),
+                                         "k414-filethrash"),
+        ["must thrash %s" % cg("agentfilethrash"), "never * host", "never swap_imbalance *"],
+        "real-agentfilethrash on 4.14: no PSI, no workingset_restore, v1 without workingset counters")
+    for n in ("swapburst", "streamread", "fsyncbig"):
+        put("k414-" + n, d.rename_host(d.no_psi(d.to_k420(real(n), "4.14.336")), "k414-" + n), ["never * *"],
+            "healthy real-%s on 4.14 (no PSI, old names)" % n)
+    for n in ("swapburst", "fsyncbig"):
+        put("v2-" + n, d.rename_host(d.to_v2(real(n)), "v2-" + n), ["never * *"],
+            "healthy real-%s with its cgroup on the v2 memory controller" % n)
+
+
+def healthy_stitched(out, corpus, hours=6, interval=10):
+    """A long healthy trace at 10 s from the real healthy recordings."""
+    import dialect as d
+    names = ["idle", "streamread", "fsyncwrite", "cpubusy", "swapburst", "fsyncbig"]
+    parts = {n: d.retime(d.load(os.path.join(corpus, "real-" + n + ".jsonl.gz")), interval) for n in names}
+    rnd = random.Random("healthy")
+    seq, n = [], 0
+    need = hours * 3600 // interval
+    while n < need:
+        order = names[:]
+        rnd.shuffle(order)
+        for name in order:
+            seq.append(parts[name])
+            n += len(parts[name])
+    samples = d.stitch(seq, "stitched-healthy", interval, T0)[:need]
+    d.write(os.path.join(out, "synth-healthy-6h.jsonl.gz"), samples)
+    with open(os.path.join(out, "synth-healthy-6h.expected"), "w") as f:
+        f.write("# %d h at %d s stitched from the real healthy recordings (idle, use-once streaming\n"
+                "# read, fsync-driven writeback, CPU-bound, a swap burst that settles), each\n"
+                "# subsampled to %d s, counters continued across the joins: zero alerts\n"
+                "never * *\n" % (hours, interval, interval))
 
 
 def bench(path, n):
