@@ -868,7 +868,7 @@ static void put_scopes(struct wbuf *w, const struct det_host *h, int ver)
 					put_sv(w, t[q], b);
 				put_sv(w, s->alert_id, 0);
 				if (ver >= 3)
-					put_sv(w, s->crit_run ? s->crit_since_ms : 0, b);
+					put_sv(w, s->crit_run ? s->crit_since_ms : b, b);
 			}
 		}
 	}

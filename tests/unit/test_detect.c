@@ -10,6 +10,7 @@
 #include "detect_feat.h"
 #include "detect_mem.h"
 #include "harness.h"
+#include "kernel_bugs.h"
 #include "rates.h"
 #include "sample.h"
 #include "../../bench/gen.h"
@@ -24,7 +25,7 @@ struct gen {
 	int nk;
 	const char *key[MAXK];
 	double rate[MAXK], val[MAXK];
-	int is_gauge[MAXK];
+	int is_gauge[MAXK];	/* a gauge's rate, when set, is its growth per second */
 	int cg_on;		/* emit a v1 cgroup /app with its own counters */
 	double cg_refault_rate, cg_refault;
 	double cg_dirty, cg_writeback;	/* bytes, the cgroup's total_dirty/_writeback */
@@ -49,6 +50,15 @@ static void set_gauge(struct gen *g, const char *k, double v)
 	int i = slot(g, k);
 	g->val[i] = v;
 	g->is_gauge[i] = 1;
+	g->rate[i] = 0;
+}
+
+/* A gauge that grows by r per second from its current value. */
+static void set_growth(struct gen *g, const char *k, double r)
+{
+	int i = slot(g, k);
+	g->is_gauge[i] = 1;
+	g->rate[i] = r;
 }
 
 static void gen_init(struct gen *g, const char *host)
@@ -86,8 +96,7 @@ static void gen_step(struct gen *g, double dt, struct sample *s)
 
 	g->ts += dt;
 	for (int i = 0; i < g->nk; i++) {
-		if (!g->is_gauge[i])
-			g->val[i] += g->rate[i] * dt;
+		g->val[i] += g->rate[i] * dt;
 		json_object_set_new(is_meminfo(g->key[i]) ? mi : vm, g->key[i],
 				    json_integer((json_int_t)llround(g->val[i])));
 	}
@@ -311,11 +320,20 @@ static void test_lazyfree(void)
 	set_rate(&g, "pgsteal_file", 4000);
 	set_rate(&g, "pgscan_kswapd", 5000);
 	g.psi_some_rate = 0.08;
+	/* on a kernel that has the counters (4.12+, the fix) hinted pages
+	 * being reused (anon flat) is normal: nothing */
+	set_gauge(&g, "nr_active_anon", 100000);
+	run(m, &g, 8, 10);
+	CHECK(find(m, "swap_imbalance", NULL) == NULL);
+	/* piling up: anon that cannot be reclaimed grows 40 MiB/s */
+	set_growth(&g, "nr_active_anon", 10000);
 	run(m, &g, 8, 10);
 	const struct alert_rec *a = find(m, "swap_imbalance", NULL);
 	CHECK(a != NULL);
-	if (a)
+	if (a) {
 		CHECK_STR(json_string_value(json_object_get(a->evidence, "shape")), "lazyfree_backlog");
+		CHECK_CONTAINS(a->summary, "anon grows");
+	}
 	detect_mem_free(m);
 }
 
@@ -557,6 +575,21 @@ static void check_formats(const struct det_host *h, int max_pct)
 	CHECK_INT(det_host_save(h, &v2, &n2), 0);
 	CHECK_INT(det_host_save_v1(h, &v1, &n1), 0);
 	CHECK(v2[3] == 3 && v1[3] == 1);
+	/* a version 2 state (before the critical run's start was kept) reads
+	 * back to the same state */
+	unsigned char *old2, *from2;
+	size_t nold2, nfrom2;
+	CHECK_INT(det_host_save_v2(h, &old2, &nold2), 0);
+	CHECK(old2[3] == 2 && nold2 <= n2);
+	struct det_host *c2 = det_host_load(det_host_name(h), old2, nold2, err, sizeof(err));
+	CHECK(c2 != NULL);
+	if (c2) {
+		CHECK_INT(det_host_save(c2, &from2, &nfrom2), 0);
+		CHECK(nfrom2 == n2 && memcmp(from2, v2, n2) == 0);
+		free(from2);
+		det_host_free(c2);
+	}
+	free(old2);
 	struct det_host *a = det_host_load(det_host_name(h), v2, n2, err, sizeof(err));
 	struct det_host *b = det_host_load(det_host_name(h), v1, n1, err, sizeof(err));
 	CHECK(a != NULL && b != NULL);
@@ -693,6 +726,138 @@ static void test_agent_fixtures(void)
 	}
 }
 
+/* A warning-level thrash: refaults 16 MiB/s with memory PSI 8%. */
+static void warn_thrash(struct gen *g, int on)
+{
+	set_rate(g, "workingset_refault_file", on ? 4000 : 0);
+	set_rate(g, "workingset_activate_file", on ? 3000 : 0);
+	g->psi_some_rate = on ? 0.08 : 0;
+}
+
+/* The opening rules (docs/detectors.md, "Hysteresis"): critical evidence
+ * opens after two critical samples spanning 20 s, warning evidence after
+ * 30 s, a tenth of the interval is forgiven, blips open nothing, and an
+ * alert never opens on a clear sample. */
+static void test_open_rules(void)
+{
+	static const struct { double iv; int crit; int n_on; int opens; double max_after_onset; } cases[] = {
+		{ 1, 1, 40, 1, 20 },	/* critical at 1 s: within 20 s of onset */
+		{ 10, 1, 5, 1, 20 },	/* critical at 10 s: the second sample */
+		{ 15, 1, 5, 1, 30 },	/* critical at 15 s: the second sample */
+		{ 1, 0, 60, 1, 30 },	/* warning keeps its 30 s hold */
+		{ 10, 0, 5, 1, 30 },
+		{ 15, 0, 5, 1, 30 },	/* two warning samples span 30 s */
+		{ 5, 0, 3, 0, 0 },	/* a 15 s warning blip at 5 s: nothing */
+		{ 10, 0, 2, 0, 0 },	/* a 20 s warning blip at 10 s: nothing */
+		{ 1, 1, 19, 0, 0 },	/* 19 s of critical evidence at 1 s: not yet */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct detect_mem *m = detect_mem_new();
+		struct gen g;
+		gen_init(&g, "rules");
+		g.interval = cases[i].iv;
+		run(m, &g, 3, cases[i].iv);
+		double onset = g.ts;	/* the evidence starts with the next interval */
+		if (cases[i].crit)
+			seed000(&g);
+		else
+			warn_thrash(&g, 1);
+		run(m, &g, cases[i].n_on, cases[i].iv);
+		warn_thrash(&g, 0);
+		set_rate(&g, "workingset_refault_file", 0);
+		g.psi_some_rate = 0;
+		run(m, &g, 3, cases[i].iv);
+		const struct alert_rec *a = find(m, "thrash", NULL);
+		CHECK_INT(a != NULL, cases[i].opens);
+		if (a && cases[i].opens) {
+			double after = (double)a->opened_ms / 1000.0 - onset;
+			if (after > cases[i].max_after_onset)
+				fprintf(stderr, "case %zu: opened %.1f s after onset\n", i, after);
+			CHECK(after <= cases[i].max_after_onset);
+			CHECK_STR(a->severity, cases[i].crit ? "critical" : "warning");
+		}
+		detect_mem_free(m);
+	}
+}
+
+/* Timestamps jittered by less than a tenth of the interval still open;
+ * an alert never opens on a clear sample, even when the span is reached
+ * there. */
+static void test_jitter_and_clear_sample(void)
+{
+	struct detect_mem *m = detect_mem_new();
+	struct gen g;
+
+	gen_init(&g, "jit");
+	run(m, &g, 3, 10);
+	warn_thrash(&g, 1);
+	run(m, &g, 3, 9.7);	/* three warning samples spanning 29.1 s */
+	const struct alert_rec *a = find(m, "thrash", NULL);
+	CHECK(a != NULL);
+	if (a)
+		CHECK_INT(a->opened_ms, (int64_t)llround(g.ts * 1000));
+	detect_mem_free(m);
+
+	m = detect_mem_new();
+	gen_init(&g, "clr");
+	run(m, &g, 3, 10);
+	warn_thrash(&g, 1);
+	run(m, &g, 2, 10);	/* hits spanning 20 s */
+	warn_thrash(&g, 0);
+	run(m, &g, 1, 10);	/* clear, 30 s after the first hit's interval began */
+	CHECK_INT(detect_mem_count(m), 0);
+	warn_thrash(&g, 1);
+	run(m, &g, 1, 10);	/* the next hit opens */
+	a = find(m, "thrash", NULL);
+	CHECK(a != NULL);
+	if (a)
+		CHECK_INT(a->opened_ms, (int64_t)llround(g.ts * 1000));
+	detect_mem_free(m);
+}
+
+static void test_kernel_bugs(void)
+{
+	struct kver k;
+	char buf[512];
+
+	kver_parse(&k, "5.4.0-150-generic");
+	CHECK(k.major == 5 && k.minor == 4 && k.patch == 0);
+	kver_parse(&k, "4.19.91-27.al7.x86_64");
+	CHECK(k.major == 4 && k.minor == 19 && k.patch == 91);
+	kver_parse(&k, "6.1");
+	CHECK(k.major == 6 && k.minor == 1);
+	kver_parse(&k, "garbage");
+	CHECK(!kver_known(&k));
+	kver_parse(&k, NULL);
+	CHECK(!kver_known(&k));
+
+	kver_parse(&k, "4.19.0-27-amd64");
+	CHECK(kbug_inside(KB_COLD_ANON, &k));
+	CHECK_CONTAINS(kbug_verdict(KB_COLD_ANON, &k, buf, sizeof(buf)), "kernel 4.19 is inside");
+	CHECK_CONTAINS(buf, "scan anonymous pages on file refaults");
+	CHECK_CONTAINS(buf, "backports");
+	kver_parse(&k, "5.3.0");
+	CHECK(!kbug_inside(KB_COLD_ANON, &k));
+	CHECK_CONTAINS(kbug_verdict(KB_COLD_ANON, &k, buf, sizeof(buf)), "kernel 5.3 is after");
+	kver_parse(&k, "5.5.0");
+	CHECK(kbug_inside(KB_SCAN_ROUNDUP, &k));
+	kver_parse(&k, "4.19.0");
+	CHECK_CONTAINS(kbug_verdict(KB_SCAN_ROUNDUP, &k, buf, sizeof(buf)), "kernel 4.19 is before");
+	kver_parse(&k, "5.6.0");
+	CHECK(!kbug_inside(KB_SCAN_ROUNDUP, &k));
+	kver_parse(&k, "4.10.0-rc5");
+	CHECK(kbug_inside(KB_KSWAPD_WRITEBACK, &k));
+	kver_parse(&k, "4.11.0");
+	CHECK(!kbug_inside(KB_KSWAPD_WRITEBACK, &k));
+	kver_parse(&k, "4.12.14");
+	CHECK(!kbug_inside(KB_LAZYFREE_SWAPLESS, &k));
+	kver_parse(&k, NULL);
+	CHECK_CONTAINS(kbug_verdict(KB_SCAN_ROUNDUP, &k, buf, sizeof(buf)), "upstream fix");
+	/* truncation is safe */
+	kbug_verdict(KB_SCAN_ROUNDUP, &k, buf, 8);
+	CHECK_INT(strlen(buf), 7);
+}
+
 int main(void)
 {
 	test_rates();
@@ -711,5 +876,8 @@ int main(void)
 	test_state_roundtrip_and_corrupt();
 	test_state_formats();
 	test_agent_fixtures();
+	test_open_rules();
+	test_jitter_and_clear_sample();
+	test_kernel_bugs();
 	return harness_report("test_detect");
 }
