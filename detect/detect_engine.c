@@ -421,11 +421,14 @@ static void kstate_idle(struct kstate *k)
 	memset(k, 0, sizeof(*k));
 }
 
-static int resolve(struct det_host *h, struct scope *c, int kind, int64_t ts, det_emit_fn emit, void *ctx)
+/* level: the sample's level for the kind (DL_CLEAR when it has none: a
+ * reboot, a cgroup gone) */
+static int resolve(struct det_host *h, struct scope *c, int kind, int level, int64_t ts, det_emit_fn emit,
+		   void *ctx)
 {
 	struct kstate *k = &c->k[kind];
 
-	if (k->phase == PH_OPEN && emit_change(h, c, kind, DA_RESOLVE, DL_CLEAR, ts, emit, ctx) < 0)
+	if (k->phase == PH_OPEN && emit_change(h, c, kind, DA_RESOLVE, level, ts, emit, ctx) < 0)
 		return -1;
 	kstate_idle(k);
 	return 0;
@@ -434,7 +437,7 @@ static int resolve(struct det_host *h, struct scope *c, int kind, int64_t ts, de
 static int resolve_all(struct det_host *h, struct scope *c, int64_t ts, det_emit_fn emit, void *ctx)
 {
 	for (int kind = 0; kind < NKIND; kind++)
-		if (resolve(h, c, kind, ts, emit, ctx) < 0)
+		if (resolve(h, c, kind, DL_CLEAR, ts, emit, ctx) < 0)
 			return -1;
 	return 0;
 }
@@ -532,7 +535,7 @@ static int step(struct det_host *h, struct scope *c, int kind, int lv, int64_t t
 			int64_t need = oom ? DET_OOM_QUIET_MS : DET_CLEAR_SPAN_MS;
 			int need_hits = oom ? 1 : DET_CLEAR_HITS;
 			if (k->clear_hits >= need_hits && held(h, ts - k->clear_since_ms, need))
-				return resolve(h, c, kind, ts, emit, ctx);
+				return resolve(h, c, kind, lv, ts, emit, ctx);
 			return 0;
 		}
 		k->last_hit_ms = ts;	/* still present (at least sustain): the clear time starts after it */
