@@ -216,17 +216,19 @@ static double psi_share(double from_total, double avg10)
 }
 
 /* What the swap is: zram devices and zswap are compressed memory (swap-ins
- * at memory speed), from the agent's settings, or zswap from its counters
- * moving. */
+ * at memory speed), from the agent's settings (swap.devices, swap.KIND.*,
+ * zswap.enabled: CONTRACT.md §1; swap.KIND keys appear only for kinds that
+ * have a device, zswap.enabled only where the kernel has zswap), or zswap
+ * from its counters moving. */
 static void swap_kind(struct dview *v)
 {
 	double zram = v->g[G_SWAP_ZRAM], other = v->g[G_SWAP_OTHER], zon = v->g[G_ZSWAP_ON];
+	bool known = !isnan(v->g[G_SWAP_DEVICES]);
 	bool zswap_moving = det_nz(v->r[C_ZSWPOUT]) > 0 || det_nz(v->r[C_ZSWPIN]) > 0;
 
 	v->swap_zram = !isnan(zram) && zram > 0;
 	v->swap_zswap = (!isnan(zon) && zon > 0) || zswap_moving;
-	v->swap_disk_only = !isnan(zram) && !isnan(other) && zram == 0 && other > 0 &&
-			    !isnan(zon) && zon == 0 && !zswap_moving;
+	v->swap_disk_only = known && !v->swap_zram && !isnan(other) && other > 0 && !v->swap_zswap;
 }
 
 static void host_view(struct dview *v, const struct scope *c, double dt, double ps,
@@ -277,7 +279,7 @@ static void cgroup_view(struct dview *v, const struct scope *c, const struct dvi
 	build_rates(v, c, dt, ps);
 	memcpy(v->g, c->cur.g, sizeof(v->g));
 	static const int from_host[] = { G_MEM_TOTAL, G_MEM_AVAIL, G_SWAP_TOTAL, G_SWAP_FREE, G_MGLRU,
-					 G_SWAP_ZRAM, G_SWAP_OTHER, G_ZSWAP_ON };
+					 G_SWAP_DEVICES, G_SWAP_ZRAM, G_SWAP_OTHER, G_ZSWAP_ON };
 	for (size_t i = 0; i < sizeof(from_host) / sizeof(from_host[0]); i++)
 		v->g[from_host[i]] = hv->g[from_host[i]];
 	v->mglru = hv->mglru;

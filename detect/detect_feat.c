@@ -146,8 +146,9 @@ static const struct gsrc gauge_src[NSCOPE][NGAUGE] = {
 		[G_PSI_MEM_FULL10] = { { "psi.memory.full.avg10" }, CENTI },
 		[G_PSI_IO_FULL10] = { { "psi.io.full.avg10" }, CENTI },
 		[G_MGLRU] = { { "meta.mglru" }, 1.0 },
-		[G_SWAP_ZRAM] = { { "settings.swap.zram_kb" }, KB },
-		[G_SWAP_OTHER] = { { "settings.swap.other_kb" }, KB },
+		[G_SWAP_DEVICES] = { { "settings.swap.devices" }, 1.0 },
+		[G_SWAP_ZRAM] = { { "settings.swap.zram.size_kb" }, KB },
+		[G_SWAP_OTHER] = { { "settings.swap.partition.size_kb+settings.swap.file.size_kb" }, KB },
 		[G_ZSWAP_ON] = { { "settings.zswap.enabled" }, 1.0 },
 	},
 	[SC_V1] = {

@@ -48,9 +48,10 @@ enum feat_gauge {
 	G_PSI_MEM_SOME10, G_PSI_MEM_FULL10, G_PSI_IO_FULL10,
 	G_MEM_HIGH,		/* cgroup v2 memory.high (settings), bytes */
 	G_MGLRU,		/* 1 when the multi-gen LRU is on (the sample's mglru) */
-	G_SWAP_ZRAM,		/* bytes of swap on zram devices (settings), 0: none */
-	G_SWAP_OTHER,		/* bytes of swap on other devices and files (settings) */
-	G_ZSWAP_ON,		/* 1 when zswap is enabled (settings) */
+	G_SWAP_DEVICES,		/* active swap areas (settings swap.devices): the agent said */
+	G_SWAP_ZRAM,		/* bytes of swap on zram devices (settings swap.zram.size_kb) */
+	G_SWAP_OTHER,		/* bytes of swap on partitions and files (settings) */
+	G_ZSWAP_ON,		/* 1 when zswap is enabled (settings zswap.enabled) */
 	NGAUGE
 };
 

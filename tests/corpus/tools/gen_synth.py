@@ -459,9 +459,11 @@ def compressed_swap(out):
     def zhost(name, zram, zswap, psi=True, swappiness=180):
         h = Host(name, "6.8.0-45-generic", "6.1", mem_gib=8, swap_gib=8, swappiness=swappiness, psi=psi)
         base_gauges(h, ia_mib=900, if_mib=1500)
-        h.settings["swap.zram_kb"] = (8 << 20) if zram else 0
-        h.settings["swap.other_kb"] = 0 if zram else (8 << 20)
-        h.settings["zswap.enabled"] = 1 if zswap else 0
+        # the agent's swap settings (CONTRACT.md §1): one device of its kind
+        kind = "zram" if zram else "partition"
+        h.settings.update({"swap.devices": 1, "swap.%s.devices" % kind: 1, "swap.%s.size_kb" % kind: 8 << 20,
+                           "swap.%s.used_kb" % kind: 1 << 20, "swap.%s.priority" % kind: 100,
+                           "zswap.enabled": 1 if zswap else 0, "zswap.max_pool_percent": 20})
         return h
 
     def churn(zswap):
@@ -482,6 +484,13 @@ def compressed_swap(out):
     h.kernel = "4.14.336"
     write_trace(out, h.name, run(h, [(60, churn(False), {})]), ["never * *"],
                 "zram without PSI (4.14): 23 MiB/s of swap-ins alone is no evidence")
+    h = zhost("disk-churn-nopsi", False, False, psi=False, swappiness=60)
+    h.kernel = "4.14.336"
+    del h.settings["zswap.enabled"]  # a kernel without zswap
+    write_trace(out, h.name, run(h, [(3, healthy_rates(), {}), (12, churn(False), {})]),
+                ["must swap_imbalance host shape=anon_swap_churn severity=warning"],
+                "the same 23 MiB/s churn without PSI (4.14) on a host whose swap is a partition only:\n"
+                "a disk-bound swap-in rate is evidence enough for a warning, never critical")
     h = zhost("zram-stall", True, False)
     bad = churn(False)
     write_trace(out, h.name, run(h, [(3, healthy_rates(), {}), (12, bad, {"memory.some": 0.14})]),
@@ -493,7 +502,8 @@ def compressed_swap(out):
     # pswpin too: the same verdict
     h = Host("cg-zswap", "6.12.0", "6.1", mem_gib=32, swap_gib=8)
     base_gauges(h, if_mib=6000)
-    h.settings["zswap.enabled"] = 1
+    h.settings.update({"swap.devices": 1, "swap.partition.devices": 1, "swap.partition.size_kb": 8 << 20,
+                       "swap.partition.used_kb": 0, "zswap.enabled": 1})
     paths = ["/kubepods/a", "/kubepods/b"]
     for p in paths:
         st = {"workingset_refault_anon": 0, "workingset_refault_file": 0, "pgscan": 0, "pgsteal": 0,
