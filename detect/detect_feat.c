@@ -59,7 +59,7 @@ static const char *const ctr_src[NSCOPE][NCTR][MAX_ALT] = {
 		[C_PGROTATED] = { "vmstat.pgrotated" },
 		[C_LAZYFREE] = { "vmstat.pglazyfree" },
 		[C_LAZYFREED] = { "vmstat.pglazyfreed" },
-		[C_PSWPIN] = { "vmstat.pswpin+vmstat.zswpin" },	/* zswap loads are swap-ins too */
+		[C_PSWPIN] = { "vmstat.pswpin" },	/* + zswpin: detect_swap.c sums them */
 		[C_PSWPOUT] = { "vmstat.pswpout" },
 		[C_ZSWPOUT] = { "vmstat.zswpout" },
 		[C_OOM_KILL] = { "vmstat.oom_kill" },
@@ -109,9 +109,9 @@ static const char *const ctr_src[NSCOPE][NCTR][MAX_ALT] = {
 		[C_PGREFILL] = { "stat.pgrefill" },
 		[C_LAZYFREE] = { "stat.pglazyfree" },
 		[C_LAZYFREED] = { "stat.pglazyfreed" },
-		/* zswap loads are swap-ins, as at host level: a kernel that adds
-		 * pswpin to memory.stat does not change the figure */
-		[C_PSWPIN] = { "stat.pswpin+stat.zswpin" },
+		/* swap-ins are pswpin + zswpin, as at host level; where memory.stat
+		 * has no pswpin (before 6.x) detect_swap.c takes anon refaults */
+		[C_PSWPIN] = { "stat.pswpin" },
 		[C_PSWPOUT] = { "stat.pswpout" },
 		[C_ZSWPOUT] = { "stat.zswpout" },
 		[C_ZSWPIN] = { "stat.zswpin" },

@@ -41,25 +41,40 @@
 #define NOPSI_CHURN_DISK (4 * MiB)
 
 /* Bytes per second swapped out, to disk (pswpout) or to zswap (zswpout);
- * NAN when neither is known. */
+ * NAN when neither is known. A cgroup whose memory.stat has no pswpout
+ * (before 6.x; v1 never) counts its swap usage growth, at least what
+ * zswpout says. */
 static double swap_out(const struct dview *v)
 {
-	if (isnan(v->r[C_PSWPOUT]) && isnan(v->r[C_ZSWPOUT]))
+	double p = v->r[C_PSWPOUT], z = v->r[C_ZSWPOUT], grow = v->r[C_SWAP_USED];
+
+	if (v->is_cgroup && isnan(p)) {
+		if (isnan(grow))
+			return z;
+		return fmax(det_nz(z), fmax(0.0, grow));
+	}
+	if (isnan(p) && isnan(z))
 		return NAN;
-	return det_nz(v->r[C_PSWPOUT]) + det_nz(v->r[C_ZSWPOUT]);
+	return det_nz(p) + det_nz(z);
 }
 
-/* Bytes per second swapped in: pswpin + zswpin where counted, else anon
- * refaults (5.9+: an anon refault is a swap-in of recently evicted anon).
- * *src names the figure used. */
+/* Bytes per second swapped in: pswpin + zswpin (a zswap load is a swap-in)
+ * where pswpin is counted; else anon refaults (5.9+: an anon refault is a
+ * swap-in of recently evicted anon, from disk or zswap alike); else zswpin
+ * alone. So a kernel that adds pswpin to memory.stat gives the same
+ * figure. *src names the figure used. */
 static double swap_in(const struct dview *v, const char **src)
 {
 	if (!isnan(v->r[C_PSWPIN])) {
 		*src = "swapin_per_s";
-		return v->r[C_PSWPIN];
+		return v->r[C_PSWPIN] + det_nz(v->r[C_ZSWPIN]);
 	}
-	*src = "workingset_refault_anon_per_s";
-	return v->r[C_REFAULT_ANON];
+	if (!isnan(v->r[C_REFAULT_ANON])) {
+		*src = "workingset_refault_anon_per_s";
+		return v->r[C_REFAULT_ANON];
+	}
+	*src = "zswpin_per_s";
+	return v->r[C_ZSWPIN];
 }
 
 static double file_cache(const struct dview *v)
@@ -175,10 +190,8 @@ static void over_swap(const struct dview *v, struct det_result *o)
 	bool from_growth = false;
 
 	o->level = DL_CLEAR;
-	if (isnan(so) && v->is_cgroup && !isnan(grow)) {
-		so = fmax(0.0, grow);	/* v1 / older v2: swap usage growth is the net swap-out */
-		from_growth = true;
-	}
+	if (v->is_cgroup && isnan(v->r[C_PSWPOUT]) && !isnan(grow) && so == fmax(0.0, grow))
+		from_growth = true;	/* v1 / older v2: swap usage growth is the net swap-out */
 	if (isnan(so) || isnan(file) || so < 256 * 1024)
 		return;
 	double plenty = fmax(64 * MiB, isnan(v->mem_ref) ? 0 : 0.10 * v->mem_ref);
