@@ -62,7 +62,7 @@ struct dview {
 
 #define DET_MAX_EVIDENCE 16
 #define DET_SUMMARY_MAX 320
-#define DET_HINT_MAX 1024
+#define DET_HINT_MAX 1200
 
 struct det_result {
 	enum det_level level;

@@ -160,17 +160,19 @@ static void cold_anon(const struct dview *v, struct det_result *o)
 	det_ev(o, "swap_free_bytes", v->swap_free);
 	det_ev(o, "swappiness", v->swappiness);
 	det_ev(o, "psi_memory_some_pct", v->psi_some * 100);
-	char kb[400];
+	char kb[640];
 	kbug_verdict(KB_COLD_ANON, &v->kernel, kb, sizeof(kb));
-	bool fixed = kver_known(&v->kernel) && !kbug_inside(KB_COLD_ANON, &v->kernel) &&
-		     kver_cmp(&v->kernel, 5, 3) >= 0;
+	const char *why = "";
+	if (kver_known(&v->kernel) && kver_cmp(&v->kernel, 5, 5) >= 0)
+		why = "; on this kernel file-only reclaim is cache_trim_mode (5.5+, b910718a948a: inactive "
+		      "file plentiful and no refault seen at the reclaim root), which use-once-looking "
+		      "cache keeps on";
+	else if (kver_known(&v->kernel) && kver_cmp(&v->kernel, 5, 3) >= 0)
+		why = "; this kernel has the fix, so file refaults should have turned anon scanning on: "
+		      "look at swappiness and the cgroup's swap limits first";
 	snprintf(o->hint_buf, sizeof(o->hint_buf),
 		 "reclaim takes only file cache: check vm.swappiness (and memory.swappiness / "
-		 "memory.swap.max of the cgroup)%s; %s",
-		 fixed ? "; on this kernel file-only reclaim is cache_trim_mode (5.5+: inactive file "
-			 "plentiful and not seen refaulting at the reclaim root), which a cache read once "
-			 "keeps on" : "",
-		 kb);
+		 "memory.swap.max of the cgroup)%s; %s", why, kb);
 	o->hint = o->hint_buf;
 	char a[64], b[32], c[32];
 	int n = snprintf(o->summary, DET_SUMMARY_MAX,
@@ -245,7 +247,7 @@ static void over_swap(const struct dview *v, struct det_result *o)
 	det_ev(o, "swappiness", v->swappiness);
 	det_ev(o, "psi_memory_some_pct", v->psi_some * 100);
 
-	char kb[400];
+	char kb[640];
 	kbug_verdict(KB_SCAN_ROUNDUP, &v->kernel, kb, sizeof(kb));
 	const char *cause;
 	if (v->swappiness_known && v->swappiness > 100)
@@ -374,7 +376,7 @@ static void lazyfree(const struct dview *v, struct det_result *o)
 	det_ev(o, "swap_total_bytes", st);
 	det_ev(o, "swap_free_bytes", v->swap_free);
 	det_ev(o, "psi_memory_some_pct", v->psi_some * 100);
-	char kb[400];
+	char kb[640];
 	kbug_verdict(KB_LAZYFREE_SWAPLESS, &v->kernel, kb, sizeof(kb));
 	snprintf(o->hint_buf, sizeof(o->hint_buf),
 		 "this kernel reclaims MADV_FREE pages without swap (it counts pglazyfreed), yet hinted "

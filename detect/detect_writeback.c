@@ -35,7 +35,7 @@
 #include <stdio.h>
 
 static void summarize(const struct dview *v, struct det_result *o, double fwrite, double imm,
-		      double dw, double eff)
+		      double dw, double eff, double sorted)
 {
 	char a[64], b[64], c[32];
 	int n = snprintf(o->summary, DET_SUMMARY_MAX, "%s of dirty/writeback pages in reclaim's way",
@@ -46,6 +46,9 @@ static void summarize(const struct dview *v, struct det_result *o, double fwrite
 	if (!isnan(imm) && imm >= 1024 && n < DET_SUMMARY_MAX)
 		n += snprintf(o->summary + n, (size_t)(DET_SUMMARY_MAX - n), "; %s tagged for immediate reclaim",
 			      det_fmt_rate(b, sizeof(b), imm, v->page_size));
+	if (!isnan(sorted) && n < DET_SUMMARY_MAX)
+		n += snprintf(o->summary + n, (size_t)(DET_SUMMARY_MAX - n),
+			      "; pgrefill %.1fx pgscan (folios moved aside, not reclaimed)", sorted);
 	if (!isnan(eff) && n < DET_SUMMARY_MAX)
 		n += snprintf(o->summary + n, (size_t)(DET_SUMMARY_MAX - n), "; reclaim efficiency %.0f%%",
 			      eff * 100);
@@ -156,7 +159,7 @@ void detect_writeback_storm(const struct dview *v, struct det_result *o)
 	det_ev(o, "allocstall_per_s", v->r[C_ALLOCSTALL]);
 	det_ev(o, "psi_memory_some_pct", v->psi_some * 100);
 	det_ev(o, "psi_io_full_pct", v->io_full * 100);
-	char kb[400];
+	char kb[640];
 	kbug_verdict(KB_KSWAPD_WRITEBACK, &v->kernel, kb, sizeof(kb));
 	snprintf(o->hint_buf, sizeof(o->hint_buf),
 		 "the flushers fall behind reclaim: lower vm.dirty_background_ratio / dirty_background_bytes "
@@ -164,5 +167,5 @@ void detect_writeback_storm(const struct dview *v, struct det_result *o)
 		 v->mglru ? " (multi-gen LRU: dirty folios are moved to younger generations, not "
 			    "written by reclaim)" : "", kb);
 	o->hint = o->hint_buf;
-	summarize(v, o, det_nz(fwrite), imm, dw, eff);
+	summarize(v, o, det_nz(fwrite), imm, dw, eff, sorted);
 }

@@ -46,16 +46,18 @@ struct kbug_info {
 static const struct kbug_info bugs[NKBUG] = {
 	[KB_COLD_ANON] = {
 		3, 8, 5, 3,
-		"file-only reclaim while file pages refault (\"only evict file pages when we have plenty\")",
+		"file-only reclaim while file pages refault (e9868505987a, \"mm,vmscan: only evict file "
+		"pages when we have plenty\")",
 		"\"mm: vmscan: scan anonymous pages on file refaults\" (2c012a4ad1a2)",
-		"Cc stable 4.12+, e.g. 4.19.62",
+		"Cc stable 4.12+: backported to 4.14, 4.19 (4.19.62) and 5.1",
 	},
 	[KB_SCAN_ROUNDUP] = {
 		4, 20, 5, 6,
 		"scan-size round-up for online memory cgroups (68600f623d69, \"mm: don't miss the last "
 		"page because of round-off error\")",
 		"\"mm/vmscan.c: don't round up scan size for online memory cgroup\" (76073c646f5f)",
-		"Cc stable 4.20+, e.g. 5.4.23; 68600f623d69 itself was also taken into older stable trees",
+		"Cc stable 4.20+, e.g. 5.4.23; 68600f623d69 itself was queued for older stable trees, so "
+		"an older stable kernel may have the round-up too",
 	},
 	[KB_KSWAPD_WRITEBACK] = {
 		4, 0, 4, 11,
