@@ -36,6 +36,7 @@ void det_result_init(struct det_result *r)
 	r->nev = 0;
 	r->summary[0] = '\0';
 	r->hint_buf[0] = '\0';
+	r->text = true;
 }
 
 void det_ev(struct det_result *r, const char *key, double v)

@@ -605,6 +605,7 @@ static void evaluate(struct scope *c, const struct ovr_tuning *tune)
 	for (int kind = 0; kind < NKIND; kind++) {
 		struct det_result r;
 		det_result_init(&r);
+		r.text = false;	/* levels only: texts are built when an alert changes */
 		detectors[kind](&c->view, &r);
 		c->lv[kind] = (enum det_level)ovr_apply_level(&tune->k[kind], r.level, r.magnitude);
 		c->mag[kind] = r.magnitude;

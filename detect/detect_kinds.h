@@ -73,6 +73,8 @@ struct det_result {
 	struct { const char *key; double v; } ev[DET_MAX_EVIDENCE];
 	char summary[DET_SUMMARY_MAX];
 	char hint_buf[DET_HINT_MAX];	/* a hint built for this sample (kernel-aware) */
+	bool text;			/* fill evidence, summary and hint (the level alone
+					 * when false: the engine's pass over every scope) */
 };
 
 /* Empties r (level clear, no evidence). Cannot fail. */

@@ -17,6 +17,8 @@ void detect_oom_kill(const struct dview *v, struct det_result *o)
 	double n = round(k * v->dt);
 	o->level = DL_CRITICAL;
 	o->magnitude = n;
+	if (!o->text)
+		return;
 	det_ev(o, "oom_kills", n);
 	det_ev(o, "interval_s", v->dt);
 	det_ev(o, "memory_current_bytes", v->g[G_MEM_CURRENT]);

@@ -42,6 +42,8 @@ void detect_direct_reclaim_stall(const struct dview *v, struct det_result *o)
 	if (o->level == DL_CLEAR)
 		return;
 	o->magnitude = st;
+	if (!o->text)
+		return;
 	double eff = (!isnan(sd) && sd > 0 && !isnan(v->r[C_STEAL_DIRECT])) ? v->r[C_STEAL_DIRECT] / sd : NAN;
 	det_ev(o, "allocstall_per_s", st);
 	det_ev(o, "pgscan_direct_per_s", sd / v->page_size);
@@ -76,6 +78,8 @@ void detect_compaction_stall(const struct dview *v, struct det_result *o)
 	if (o->level == DL_CLEAR)
 		return;
 	o->magnitude = cs;
+	if (!o->text)
+		return;
 	det_ev(o, "compact_stall_per_s", cs);
 	det_ev(o, "compact_fail_per_s", cf);
 	det_ev(o, "psi_memory_some_pct", v->psi_some * 100);

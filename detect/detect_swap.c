@@ -150,6 +150,8 @@ static void cold_anon(const struct dview *v, struct det_result *o)
 		return;
 	o->shape = "cold_anon_file_thrash";
 	o->magnitude = rf;
+	if (!o->text)
+		return;
 	det_ev(o, "workingset_refault_file_per_s", rf / v->page_size);
 	det_ev(o, "inactive_anon_bytes", ia);
 	det_ev(o, "pgscan_anon_share", anon_share);
@@ -234,6 +236,8 @@ static void over_swap(const struct dview *v, struct det_result *o)
 		o->level = DL_SUSTAIN;
 	o->shape = "over_swap";
 	o->magnitude = so;
+	if (!o->text)
+		return;
 	det_ev(o, from_growth ? "swap_growth_bytes_per_s" : "swapout_per_s", from_growth ? so : so / v->page_size);
 	if (!from_growth)
 		det_ev(o, "swap_growth_bytes_per_s", grow);
@@ -313,6 +317,8 @@ static void swap_churn(const struct dview *v, struct det_result *o)
 		return;
 	o->shape = "anon_swap_churn";
 	o->magnitude = sin;
+	if (!o->text)
+		return;
 	det_ev(o, in_src, sin / v->page_size);
 	det_ev(o, "swapout_per_s", sout / v->page_size);
 	det_ev(o, "file_cache_bytes", file);
@@ -369,6 +375,8 @@ static void lazyfree(const struct dview *v, struct det_result *o)
 		return;
 	o->shape = "lazyfree_backlog";
 	o->magnitude = rf;
+	if (!o->text)
+		return;
 	det_ev(o, "pglazyfree_per_s", lf / v->page_size);
 	det_ev(o, "pglazyfreed_per_s", lfd / v->page_size);
 	det_ev(o, "anon_growth_bytes_per_s", anon_grow);
@@ -402,6 +410,7 @@ void detect_swap_imbalance(const struct dview *v, struct det_result *out)
 	enum { NSHAPE = sizeof(shapes) / sizeof(shapes[0]) };
 	struct det_result r;
 	int best = -1;
+	bool text = out->text;
 
 	/* Host-level balance is only in question when machine-wide reclaim
 	 * runs: if the reclaim is mostly cgroups hitting their own limits
@@ -413,6 +422,7 @@ void detect_swap_imbalance(const struct dview *v, struct det_result *out)
 
 	for (int i = 0; i < NSHAPE; i++) {
 		det_result_init(&r);
+		r.text = text;
 		shapes[i](v, &r);
 		if (r.level > (best < 0 ? DL_CLEAR : out->level)) {
 			bool own = r.hint == r.hint_buf;

@@ -51,7 +51,7 @@ void detect_thrash(const struct dview *v, struct det_result *out)
 		else if (rf >= 1 * MiB)
 			out->level = DL_SUSTAIN;
 	}
-	if (out->level == DL_CLEAR)
+	if (out->level == DL_CLEAR || !out->text)
 		return;
 
 	det_ev(out, "refault_bytes_per_s", rf);

@@ -146,7 +146,7 @@ void detect_writeback_storm(const struct dview *v, struct det_result *o)
 			o->level = DL_SUSTAIN;
 		o->magnitude = dw;
 	}
-	if (o->level == DL_CLEAR)
+	if (o->level == DL_CLEAR || !o->text)
 		return;
 	det_ev(o, "dirty_writeback_bytes", dw);
 	det_ev(o, "inactive_file_bytes", ifile);

@@ -6,19 +6,44 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Reads up to 4 decimal digits at *p, advancing it; -1 when none. (No
+ * sscanf: this runs for every sample fed.) */
+static int read_num(const char **p)
+{
+	int v = 0, n = 0;
+
+	while (**p >= '0' && **p <= '9' && n < 4) {
+		v = v * 10 + (**p - '0');
+		(*p)++;
+		n++;
+	}
+	return n ? v : -1;
+}
+
 void kver_parse(struct kver *k, const char *release)
 {
-	int ma = 0, mi = 0, pa = 0;
+	const char *p = release;
 
 	memset(k, 0, sizeof(*k));
-	if (!release)
+	if (!p)
 		return;
-	int n = sscanf(release, "%d.%d.%d", &ma, &mi, &pa);
-	if (n < 2 || ma < 2 || ma > 99 || mi < 0 || mi > 999)
+	int ma = read_num(&p);
+	if (ma < 2 || ma > 99 || *p != '.')
 		return;
+	p++;
+	int mi = read_num(&p);
+	if (mi < 0)
+		return;
+	int pa = 0;
+	if (*p == '.') {
+		p++;
+		pa = read_num(&p);
+		if (pa < 0)
+			pa = 0;
+	}
 	k->major = ma;
 	k->minor = mi;
-	k->patch = (n == 3 && pa >= 0) ? pa : 0;
+	k->patch = pa;
 }
 
 int kver_known(const struct kver *k)
