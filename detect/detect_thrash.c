@@ -26,8 +26,15 @@ void detect_thrash(const struct dview *v, struct det_result *out)
 	double ws = (rf > 0 && !isnan(act)) ? fmin(1.0, act / rf) : NAN;
 	double maj = v->r[C_MAJFAULT];
 	bool psi = !isnan(v->psi_some);
-	/* share of the scope's memory read back per second */
-	double turnover = (!isnan(v->mem_ref) && v->mem_ref > 0) ? rf / v->mem_ref : NAN;
+	/* Anon brought back from zram or zswap is decompressed in memory: its
+	 * cost is CPU time, which PSI already counts, and running so is what
+	 * compressed swap is for. Such refaults need twice the stall of a
+	 * disk-bound refault to warn, and they do not count toward the
+	 * turnover rule, which stands for time lost in read I/O. */
+	bool mem_speed = (v->swap_zram || v->swap_zswap) && !isnan(ranon) && ranon >= 0.5 * rf;
+	double io_rf = mem_speed ? det_nz(rfile) : rf;
+	/* share of the scope's memory read back from disk per second */
+	double turnover = (!isnan(v->mem_ref) && v->mem_ref > 0) ? io_rf / v->mem_ref : NAN;
 
 	out->level = DL_CLEAR;
 	if (isnan(rf))
@@ -36,11 +43,15 @@ void detect_thrash(const struct dview *v, struct det_result *out)
 	if (psi) {
 		double some = v->psi_some, full = det_nz(v->psi_full);
 		double to = det_nz(turnover);
-		if (rf >= 1 * MiB && (some >= 0.25 || full >= 0.10 || (to >= 0.5 && some >= 0.01)))
+		/* (full: a cgroup with one busy task stalls "full" whenever it
+		 * stalls at all) */
+		double warn = mem_speed ? 0.10 : 0.05, warn_full = mem_speed ? 0.10 : 0.02;
+		double crit_full = mem_speed ? 0.25 : 0.10;
+		if (rf >= 1 * MiB && (some >= 0.25 || full >= crit_full || (to >= 0.5 && some >= 0.01)))
 			out->level = DL_CRITICAL;
-		else if (rf >= 1 * MiB && (some >= 0.05 || full >= 0.02 || (to >= 0.01 && some >= 0.01)))
+		else if (rf >= 1 * MiB && (some >= warn || full >= warn_full || (to >= 0.01 && some >= 0.01)))
 			out->level = DL_WARNING;
-		else if (rf >= 256 * 1024 && (some >= 0.02 || (to >= 0.005 && some >= 0.005)))
+		else if (rf >= 256 * 1024 && (some >= warn / 2.5 || (to >= 0.005 && some >= 0.005)))
 			out->level = DL_SUSTAIN;
 	} else {
 		bool hot = (!isnan(ws) && ws >= 0.3) || det_nz(maj) >= 100 || det_nz(turnover) >= 0.05;
