@@ -100,6 +100,14 @@ static bool compressed(const struct dview *v)
 	return v->swap_zram || v->swap_zswap;
 }
 
+/* The memory stall share from which swapping is a problem: doubled when
+ * the swap is compressed memory, whose swap-ins cost decompression (which
+ * PSI counts) rather than a disk read (detect_thrash.c does the same). */
+static double stall_warn(const struct dview *v)
+{
+	return compressed(v) ? 0.10 : 0.05;
+}
+
 /* Appends "; tasks stalled on memory N%" (or that PSI is missing). */
 static int add_stall(const struct dview *v, char *s, int n)
 {
@@ -222,7 +230,7 @@ static void over_swap(const struct dview *v, struct det_result *o)
 	double scan_a = v->r[C_SCAN_ANON], scan_f = v->r[C_SCAN_FILE];
 	double scan_ratio = (!v->is_cgroup && !isnan(scan_a) && !isnan(scan_f) && scan_f > 0) ? scan_a / scan_f : NAN;
 	bool psi = !isnan(v->psi_some);
-	bool stall = psi && v->psi_some >= 0.05;
+	bool stall = psi && v->psi_some >= stall_warn(v);
 	bool stall_crit = psi && (v->psi_some >= 0.25 || det_nz(v->psi_full) >= 0.10);
 	/* compressed swap takes anon at memory speed by design, and a
 	 * swappiness above 100 asks reclaim to prefer anon: then only stalls
@@ -302,7 +310,7 @@ static void swap_churn(const struct dview *v, struct det_result *o)
 	bool psi = !isnan(v->psi_some);
 	bool out_moving = isnan(sout) || sout >= 1 * MiB;
 	if (psi) {
-		if (sin >= 1 * MiB && out_moving && v->psi_some >= 0.05)
+		if (sin >= 1 * MiB && out_moving && v->psi_some >= stall_warn(v))
 			o->level = (v->psi_some >= 0.25 || det_nz(v->psi_full) >= 0.10) ? DL_CRITICAL : DL_WARNING;
 		else if (v->psi_some >= 0.02)
 			o->level = DL_SUSTAIN;

@@ -491,6 +491,16 @@ def compressed_swap(out):
                 ["must swap_imbalance host shape=anon_swap_churn severity=warning"],
                 "the same 23 MiB/s churn without PSI (4.14) on a host whose swap is a partition only:\n"
                 "a disk-bound swap-in rate is evidence enough for a warning, never critical")
+    h = zhost("zram-psi7", True, False)
+    write_trace(out, h.name, run(h, [(60, churn(False), {"memory.some": 0.07, "memory.full": 0.07})]),
+                ["never * *"],
+                "zram swap-ins of 23 MiB/s costing 7% memory stall (decompression counts as stall):\n"
+                "below what makes anon refaults from compressed swap a problem (10%)")
+    h = zhost("disk-psi7", False, False)
+    write_trace(out, h.name, run(h, [(60, churn(False), {"memory.some": 0.07, "memory.full": 0.07})]),
+                ["must thrash host severity=warning", "must swap_imbalance host shape=anon_swap_churn"],
+                "the same on a disk swap partition: 23 MiB/s of anon read back from disk at 7% stall\n"
+                "is thrash and churn")
     h = zhost("zram-stall", True, False)
     bad = churn(False)
     write_trace(out, h.name, run(h, [(3, healthy_rates(), {}), (12, bad, {"memory.some": 0.14})]),
