@@ -31,6 +31,8 @@ struct kstate {
 	int64_t last_hit_ms;	/* pending: last WARNING+ sample; open: last sample not clear */
 	int64_t alert_id;
 	int64_t crit_since_ms;	/* start of the first interval of the current critical run; 0: none */
+	int64_t hit_ms;		/* pending: time covered by hit samples' intervals */
+	int64_t miss_ms;	/* pending: time covered by clear samples' intervals */
 };
 
 struct scope {
@@ -477,8 +479,9 @@ static void note_critical(struct kstate *k, int lv, int64_t since)
  * itself a hit:
  *   critical  DET_CRIT_HITS consecutive critical samples whose intervals
  *             span two thirds of the hold (20 s by default)
- *   warning   DET_MIN_HITS hits (one miss between them tolerated) spanning
- *             the hold (30 s by default) */
+ *   warning   DET_MIN_HITS hits spanning the hold (30 s by default), their
+ *             intervals covering at least half as much time as the clear
+ *             samples' between them */
 static int step(struct det_host *h, struct scope *c, int kind, int lv, int64_t ts, int64_t since,
 		det_emit_fn emit, void *ctx)
 {
@@ -505,7 +508,15 @@ static int step(struct det_host *h, struct scope *c, int kind, int lv, int64_t t
 	case PH_PENDING:
 		if (lv < DL_WARNING) {
 			note_critical(k, lv, since);
-			if (++k->misses >= 2 && ts - k->last_hit_ms >= DET_PENDING_MISS_MS)
+			/* hits must cover at least half as much time as clear samples
+			 * (sustain-level samples, the signature present but weaker,
+			 * count for neither): a noisy signal that crosses the
+			 * threshold now and then (PSI read every second) is not
+			 * evidence that lasts */
+			if (lv == DL_CLEAR)
+				k->miss_ms += ts - since;
+			if ((++k->misses >= 2 && ts - k->last_hit_ms >= DET_PENDING_MISS_MS) ||
+			    2 * k->hit_ms < k->miss_ms)
 				kstate_idle(k);
 			return 0;	/* never open on a sample that is clear */
 		}
@@ -513,9 +524,11 @@ static int step(struct det_host *h, struct scope *c, int kind, int lv, int64_t t
 			k->hits++;
 		k->misses = 0;
 		k->last_hit_ms = ts;
+		k->hit_ms += ts - since;
 		note_critical(k, lv, since);
 		bool crit_ok = k->crit_run >= DET_CRIT_HITS && held(h, ts - k->crit_since_ms, hold * 2 / 3);
-		bool warn_ok = k->hits >= DET_MIN_HITS && held(h, ts - k->since_ms, hold);
+		bool warn_ok = k->hits >= DET_MIN_HITS && held(h, ts - k->since_ms, hold) &&
+			       2 * k->hit_ms >= k->miss_ms;
 		if (!(oom && lv == DL_CRITICAL) && !crit_ok && !warn_ok)
 			return 0;
 		k->sev = (crit_ok || oom) ? DL_CRITICAL : DL_WARNING;
@@ -744,7 +757,8 @@ int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct
 /* --- persistence ---
  *
  * Version 3 (written) is version 2 plus, per tracked kind, the start of
- * its critical run (the 20 s critical opening rule needs it).
+ * its critical run (the 20 s critical opening rule needs it) and, pending,
+ * the time its hits and its clear samples covered.
  * Version 2: varints, times as differences from the host's
  * last_ts_ms, each cgroup path as the length it shares with the previous
  * scope's path (scopes are sorted by path) plus the rest. A 20-cgroup host
@@ -873,8 +887,11 @@ static void put_scopes(struct wbuf *w, const struct det_host *h, int ver)
 				for (int q = 0; q < 5; q++)
 					put_sv(w, t[q], b);
 				put_sv(w, s->alert_id, 0);
-				if (ver >= 3)
+				if (ver >= 3) {
 					put_sv(w, s->crit_run ? s->crit_since_ms : b, b);
+					put_uv(w, s->phase == PH_PENDING ? (uint64_t)s->hit_ms : 0);
+					put_uv(w, s->phase == PH_PENDING ? (uint64_t)s->miss_ms : 0);
+				}
 			}
 		}
 	}
@@ -1043,6 +1060,13 @@ static int get_scopes(struct rbuf *r, struct det_host *h, int ver, uint64_t nsc)
 			s->crit_since_ms = ver >= 3 ? get_sv(r, b) : s->since_ms;
 			if (!s->crit_run)
 				s->crit_since_ms = 0;
+			/* before version 3 a pending signature was taken to have
+			 * covered all of its time */
+			uint64_t hit = ver >= 3 ? get_uv(r) : (uint64_t)(s->last_hit_ms - s->since_ms);
+			uint64_t miss = ver >= 3 ? get_uv(r) : 0;
+			bool pending = s->phase == PH_PENDING;
+			s->hit_ms = pending && hit < INT64_MAX ? (int64_t)hit : 0;
+			s->miss_ms = pending && miss < INT64_MAX ? (int64_t)miss : 0;
 			if (s->phase > PH_OPEN)
 				r->bad = true;
 		}

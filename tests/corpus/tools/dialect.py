@@ -28,8 +28,9 @@ shows:
                      the recording shows as nr_vmscan_immediate_reclaim are
                      counted in pgrefill instead (memcg pgrefill for
                      cgroup-limit reclaim, vmstat pgrefill only for
-                     machine-wide reclaim) and nr_vmscan_immediate_reclaim
-                     and the file part of nr_vmscan_write stay flat.
+                     machine-wide reclaim), not in pgscan (never isolated),
+                     and nr_vmscan_immediate_reclaim and the file part of
+                     nr_vmscan_write stay flat.
   stitch(parts)      concatenates recordings into one host's trace: counters
                      continue from where the previous part ended (no reset),
                      times follow at the given interval.
@@ -213,10 +214,16 @@ def to_mglru(samples):
         # the diverted pages: vmstat pgrefill only for machine-wide reclaim
         share = global_scan / float(global_scan + cg_scan) if global_scan + cg_scan else 1.0
         vm["pgrefill"] = vm.get("pgrefill", 0) + int((imm - imm0) * share)
+        # ... and were never isolated: not in pgscan_file (nor the cgroup's pgscan)
+        diverted = imm - imm0
+        vm["pgscan_file"] = max(vm.get("pgsteal_file", 0), vm.get("pgscan_file", 0) - diverted)
         for c in s.get("cgroups", []):
             if c["version"] == 2 and "memory_stat" in c:
+                st = c["memory_stat"]
                 cg_refill[c["path"]] = cg_refill.get(c["path"], 0) + max(0, d)
-                c["memory_stat"]["pgrefill"] = c["memory_stat"].get("pgrefill", 0) + cg_refill[c["path"]]
+                st["pgrefill"] = st.get("pgrefill", 0) + cg_refill[c["path"]]
+                if "pgscan" in st:
+                    st["pgscan"] = max(st.get("pgsteal", 0), st["pgscan"] - cg_refill[c["path"]])
         out.append(s)
     return out
 
