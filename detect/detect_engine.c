@@ -32,7 +32,7 @@ struct kstate {
 	int64_t alert_id;
 	int64_t crit_since_ms;	/* start of the first interval of the current critical run; 0: none */
 	int64_t hit_ms;		/* pending: time covered by hit samples' intervals */
-	int64_t miss_ms;	/* pending: time covered by clear samples' intervals */
+	int64_t miss_ms;	/* pending: time covered by the other samples' intervals */
 };
 
 struct scope {
@@ -480,8 +480,7 @@ static void note_critical(struct kstate *k, int lv, int64_t since)
  *   critical  DET_CRIT_HITS consecutive critical samples whose intervals
  *             span two thirds of the hold (20 s by default)
  *   warning   DET_MIN_HITS hits spanning the hold (30 s by default), their
- *             intervals covering at least half as much time as the clear
- *             samples' between them */
+ *             intervals covering at least a third of it */
 static int step(struct det_host *h, struct scope *c, int kind, int lv, int64_t ts, int64_t since,
 		det_emit_fn emit, void *ctx)
 {
@@ -508,13 +507,11 @@ static int step(struct det_host *h, struct scope *c, int kind, int lv, int64_t t
 	case PH_PENDING:
 		if (lv < DL_WARNING) {
 			note_critical(k, lv, since);
-			/* hits must cover at least half as much time as clear samples
-			 * (sustain-level samples, the signature present but weaker,
-			 * count for neither): a noisy signal that crosses the
-			 * threshold now and then (PSI read every second) is not
-			 * evidence that lasts */
-			if (lv == DL_CLEAR)
-				k->miss_ms += ts - since;
+			/* hits must cover at least a third of the time since the
+			 * signature began: a noisy signal that crosses the threshold
+			 * now and then (PSI read every second) is not evidence that
+			 * lasts */
+			k->miss_ms += ts - since;
 			if ((++k->misses >= 2 && ts - k->last_hit_ms >= DET_PENDING_MISS_MS) ||
 			    2 * k->hit_ms < k->miss_ms)
 				kstate_idle(k);
@@ -758,7 +755,7 @@ int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct
  *
  * Version 3 (written) is version 2 plus, per tracked kind, the start of
  * its critical run (the 20 s critical opening rule needs it) and, pending,
- * the time its hits and its clear samples covered.
+ * the time its hits and its other samples covered.
  * Version 2: varints, times as differences from the host's
  * last_ts_ms, each cgroup path as the length it shares with the previous
  * scope's path (scopes are sorted by path) plus the rest. A 20-cgroup host
