@@ -298,6 +298,11 @@ static void swap_churn(const struct dview *v, struct det_result *o)
 	double sin = swap_in(v, &in_src), sout = swap_out(v);
 	double file = file_cache(v), rfile = det_nz(v->r[C_REFAULT_FILE]);
 
+	/* a cgroup without pswpout: swap usage growth is the net of out and
+	 * in, ~0 in churn, so the swap-out is unknown (zswpout, when it
+	 * moves, is a lower bound) */
+	if (v->is_cgroup && isnan(v->r[C_PSWPOUT]))
+		sout = det_nz(v->r[C_ZSWPOUT]) > 0 ? v->r[C_ZSWPOUT] : NAN;
 	o->level = DL_CLEAR;
 	if (isnan(sin) || isnan(file))
 		return;
