@@ -66,6 +66,7 @@ struct kbug_info {
 	const char *what;		/* the bug, short */
 	const char *fix;		/* the fix: subject and commit */
 	const char *stable;		/* the stable trees that received it, or NULL */
+	struct { int major, minor, patch; } stable_fix[2];	/* verified stable releases with the fix */
 };
 
 static const struct kbug_info bugs[NKBUG] = {
@@ -75,6 +76,7 @@ static const struct kbug_info bugs[NKBUG] = {
 		"pages when we have plenty\")",
 		"\"mm: vmscan: scan anonymous pages on file refaults\" (2c012a4ad1a2)",
 		"Cc stable 4.12+: backported to 4.14, 4.19 (4.19.62) and 5.1",
+		{ { 4, 19, 62 } },
 	},
 	[KB_SCAN_ROUNDUP] = {
 		4, 20, 5, 6,
@@ -83,6 +85,7 @@ static const struct kbug_info bugs[NKBUG] = {
 		"\"mm/vmscan.c: don't round up scan size for online memory cgroup\" (76073c646f5f)",
 		"Cc stable 4.20+, e.g. 5.4.23; 68600f623d69 itself was queued for older stable trees, so "
 		"an older stable kernel may have the round-up too",
+		{ { 5, 4, 23 } },
 	},
 	[KB_KSWAPD_WRITEBACK] = {
 		4, 0, 4, 11,
@@ -101,12 +104,26 @@ static const struct kbug_info bugs[NKBUG] = {
 	},
 };
 
+/* The stable release of k's series known to carry the fix, or NULL. */
+static const char *stable_fixed(const struct kbug_info *i, const struct kver *k, char *buf, size_t len)
+{
+	for (size_t n = 0; n < sizeof(i->stable_fix) / sizeof(i->stable_fix[0]); n++) {
+		if (i->stable_fix[n].major == k->major && i->stable_fix[n].minor == k->minor &&
+		    i->stable_fix[n].major > 0 && k->patch >= i->stable_fix[n].patch) {
+			snprintf(buf, len, "%d.%d.%d", k->major, k->minor, i->stable_fix[n].patch);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
 int kbug_inside(enum kbug b, const struct kver *k)
 {
 	const struct kbug_info *i = &bugs[b];
+	char buf[32];
 
 	return kver_known(k) && kver_cmp(k, i->from_major, i->from_minor) >= 0 &&
-	       kver_cmp(k, i->to_major, i->to_minor) < 0;
+	       kver_cmp(k, i->to_major, i->to_minor) < 0 && !stable_fixed(i, k, buf, sizeof(buf));
 }
 
 const char *kbug_verdict(enum kbug b, const struct kver *k, char *buf, size_t len)
@@ -122,13 +139,22 @@ const char *kbug_verdict(enum kbug b, const struct kver *k, char *buf, size_t le
 			 i->to_minor, i->stable ? "; " : "", i->stable ? i->stable : "");
 		return buf;
 	}
-	snprintf(rel, sizeof(rel), "%d.%d", k->major, k->minor);
+	char fixed_in[32];
+	snprintf(rel, sizeof(rel), "%d.%d.%d", k->major, k->minor, k->patch);
 	if (kver_cmp(k, i->from_major, i->from_minor) < 0)
 		where = "is before";
-	else if (kver_cmp(k, i->to_major, i->to_minor) < 0)
-		where = "is inside";
-	else
+	else if (kver_cmp(k, i->to_major, i->to_minor) >= 0)
 		where = "is after";
+	else if (stable_fixed(i, k, fixed_in, sizeof(fixed_in)))
+		where = "is inside, but its stable series has the fix since";
+	else
+		where = "is inside";
+	if (strcmp(where, "is inside, but its stable series has the fix since") == 0) {
+		snprintf(buf, len, "kernel %s is inside the upstream range of the %s (%d.%d up to %d.%d), but its "
+			 "stable series has the fix since %s: %s; distribution kernels may carry backports",
+			 rel, i->what, i->from_major, i->from_minor, i->to_major, i->to_minor, fixed_in, i->fix);
+		return buf;
+	}
 	snprintf(buf, len, "kernel %s %s the upstream range of the %s (%d.%d up to %d.%d, fixed by %s%s%s); "
 		 "distribution kernels may carry backports",
 		 rel, where, i->what, i->from_major, i->from_minor, i->to_major, i->to_minor, i->fix,

@@ -17,7 +17,11 @@ trap 'rm -rf "$OUT"' EXIT
 fail=0
 pass=0
 
-exps=(tests/corpus/*.expected)
+# tests/corpus/derived: real recordings rewritten into other kernels'
+# dialects and the long healthy trace: checked here and by
+# bin/tests/test_detect_corpus; the e2e tests that post every trace to a
+# server (export, replay = server) take tests/corpus/ only
+exps=(tests/corpus/*.expected tests/corpus/derived/*.expected)
 traces=()
 for exp in "${exps[@]}"; do
 	name=${exp%.expected}

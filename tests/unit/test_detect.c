@@ -833,16 +833,24 @@ static void test_kernel_bugs(void)
 
 	kver_parse(&k, "4.19.0-27-amd64");
 	CHECK(kbug_inside(KB_COLD_ANON, &k));
-	CHECK_CONTAINS(kbug_verdict(KB_COLD_ANON, &k, buf, sizeof(buf)), "kernel 4.19 is inside");
+	CHECK_CONTAINS(kbug_verdict(KB_COLD_ANON, &k, buf, sizeof(buf)), "kernel 4.19.0 is inside");
+	kver_parse(&k, "4.19.91");	/* the 4.19 stable series has it since 4.19.62 */
+	CHECK(!kbug_inside(KB_COLD_ANON, &k));
+	CHECK_CONTAINS(kbug_verdict(KB_COLD_ANON, &k, buf, sizeof(buf)), "has the fix since 4.19.62");
+	kver_parse(&k, "5.4.22");
+	CHECK(kbug_inside(KB_SCAN_ROUNDUP, &k));
+	kver_parse(&k, "5.4.23");
+	CHECK(!kbug_inside(KB_SCAN_ROUNDUP, &k));
+	kver_parse(&k, "4.19.0-27-amd64");
 	CHECK_CONTAINS(buf, "scan anonymous pages on file refaults");
 	CHECK_CONTAINS(buf, "backports");
 	kver_parse(&k, "5.3.0");
 	CHECK(!kbug_inside(KB_COLD_ANON, &k));
-	CHECK_CONTAINS(kbug_verdict(KB_COLD_ANON, &k, buf, sizeof(buf)), "kernel 5.3 is after");
+	CHECK_CONTAINS(kbug_verdict(KB_COLD_ANON, &k, buf, sizeof(buf)), "kernel 5.3.0 is after");
 	kver_parse(&k, "5.5.0");
 	CHECK(kbug_inside(KB_SCAN_ROUNDUP, &k));
 	kver_parse(&k, "4.19.0");
-	CHECK_CONTAINS(kbug_verdict(KB_SCAN_ROUNDUP, &k, buf, sizeof(buf)), "kernel 4.19 is before");
+	CHECK_CONTAINS(kbug_verdict(KB_SCAN_ROUNDUP, &k, buf, sizeof(buf)), "kernel 4.19.0 is before");
 	kver_parse(&k, "5.6.0");
 	CHECK(!kbug_inside(KB_SCAN_ROUNDUP, &k));
 	kver_parse(&k, "4.10.0-rc5");

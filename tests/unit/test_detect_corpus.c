@@ -1,5 +1,6 @@
 /* test_detect_corpus.c - properties of every alert the engine raises over
- * the whole trace corpus (every trace in tests/corpus, plain or gzip), in several timings:
+ * the whole trace corpus (every trace in tests/corpus and tests/corpus/derived,
+ * plain or gzip), in several timings:
  * as recorded, every 5th sample lost, subsampled to 10 s and to 15 s, and
  * with timestamps jittered by up to a tenth of the interval. For every
  * action the engine emits:
@@ -12,6 +13,7 @@
  * Run from the source root. */
 #include <dirent.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -158,29 +160,42 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Adds the trace files of dir (as "dir/name") to names; the count. */
+static int list_traces(const char *dir, char **names, int nn, int cap)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	CHECK(d != NULL);
+	if (!d) {
+		fprintf(stderr, "%s: run from the source root\n", dir);
+		return nn;
+	}
+	while ((e = readdir(d)) && nn < cap) {
+		if (!is_trace(e->d_name))
+			continue;
+		size_t len = strlen(dir) + strlen(e->d_name) + 2;
+		names[nn] = malloc(len);
+		if (names[nn])
+			snprintf(names[nn++], len, "%s/%s", dir, e->d_name);
+	}
+	closedir(d);
+	return nn;
+}
+
 int main(void)
 {
-	DIR *d = opendir("tests/corpus");
 	char *names[512];
 	int nn = 0;
 	long opens = 0, updates = 0, resolves = 0;
 
-	CHECK(d != NULL);
-	if (!d) {
-		fprintf(stderr, "tests/corpus: run from the source root\n");
-		return harness_report("test_detect_corpus");
-	}
-	struct dirent *e;
-	while ((e = readdir(d)) && nn < 512)
-		if (is_trace(e->d_name))
-			names[nn++] = strdup(e->d_name);
-	closedir(d);
+	nn = list_traces("tests/corpus", names, nn, 512);
+	nn = list_traces("tests/corpus/derived", names, nn, 512);
 	qsort(names, (size_t)nn, sizeof(names[0]), cmp_str);
 	CHECK(nn >= 20);
 	for (int i = 0; i < nn; i++) {
-		char path[600];
+		const char *path = names[i];
 		struct trace t;
-		snprintf(path, sizeof(path), "tests/corpus/%s", names[i]);
 		CHECK_INT(load_trace(path, &t), 0);
 		CHECK(t.n > 0);
 		for (int v = 0; v < NVARIANT; v++) {

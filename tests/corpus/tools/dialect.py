@@ -262,6 +262,7 @@ def stitch(parts, host, interval, t0):
             s["host"] = host
             s["boot_id"] = "boot-" + host
             s["interval_s"] = interval
+            s.pop("agent_version", None)  # the parts came from different recorders
             for c in s.get("cgroups", []):
                 c["path"] = cg_map.setdefault(c["path"], "/workload.slice")
             if first is None:

@@ -5,7 +5,9 @@ PSI, 5.4, 6.1 with cgroup v2, arm64 64 KiB pages) so the detectors are
 checked against kernels this machine does not run.
 
 usage: gen_synth.py OUTDIR       writes OUTDIR/synth-<name>.jsonl and .expected
-                                 (OUTDIR is tests/corpus)
+                                 (OUTDIR is tests/corpus), and into OUTDIR/derived
+                                 the real recordings rewritten into other
+                                 dialects (dialect.py) and the 6 h healthy trace
        gen_synth.py --bench FILE N   one busy 6.x host with 20 v2 cgroups, N samples
 
 Every trace is deterministic (fixed seed). Rates are per second, converted to
@@ -608,6 +610,8 @@ def from_real(out, corpus):
     import dialect as d
     real = lambda n: d.load(os.path.join(corpus, "real-" + n + ".jsonl.gz"))
     cg = lambda n: "/vmscope-rec-" + n
+    out = os.path.join(out, "derived")
+    os.makedirs(out, exist_ok=True)
 
     def put(name, samples, expected, comment):
         d.write(os.path.join(out, "synth-" + name + ".jsonl"), samples)
@@ -664,6 +668,8 @@ def healthy_stitched(out, corpus, hours=6, interval=10):
             seq.append(parts[name])
             n += len(parts[name])
     samples = d.stitch(seq, "stitched-healthy", interval, T0)[:need]
+    out = os.path.join(out, "derived")
+    os.makedirs(out, exist_ok=True)
     d.write(os.path.join(out, "synth-healthy-6h.jsonl.gz"), samples)
     with open(os.path.join(out, "synth-healthy-6h.expected"), "w") as f:
         f.write("# %d h at %d s stitched from the real healthy recordings (idle, use-once streaming\n"
