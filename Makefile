@@ -1,6 +1,7 @@
 # vmscope build. Plain `make` only builds; `make deps` installs Debian packages.
 # Sources are picked up by directory, so adding a module needs no edit here:
-#   common/*.c      linked into every program
+#   common/*.c      -> build/.../libvmscope-common.a: each program takes from
+#                   it only the objects it calls (the agent: names, errf)
 #   agent/*.c       -> bin/vmscope-agent
 #   detect/*.c      the detector engine: no HTTP, no database; linked by the
 #                   server, the replay tool and the tests
@@ -18,7 +19,15 @@ OPT     ?= -O2 -g
 DEPFLAGS = -MMD -MP
 PKGS    := libmicrohttpd jansson libpq libcurl zlib nettle yajl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+# Each program links the libraries its own code (and the common objects it
+# takes) calls, no more: the agent runs on every machine and its package must
+# not pull in the server's libraries (tests/link_deps.sh checks the binaries'
+# NEEDED entries). pkglibs = the pkg-config --libs of the named packages.
+pkglibs     = $(shell pkg-config --libs $(1) 2>/dev/null)
+AGENT_LIBS  := $(call pkglibs,libcurl zlib) -lm
+REPLAY_LIBS := $(call pkglibs,jansson zlib) -lm
+SERVER_LIBS := $(call pkglibs,$(PKGS)) -lpthread -lm
+LOADGEN_LIBS := $(call pkglibs,libcurl jansson yajl) -lpthread -lm
 
 ifdef SANITIZE
   SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -44,6 +53,7 @@ SERVER_SRC := $(filter-out server/core/main.c,$(wildcard server/*/*.c))
 TEST_SRC   := $(wildcard tests/unit/test_*.c)
 
 COMMON_OBJ := $(COMMON_SRC:%.c=$(OUT)/%.o)
+COMMON_LIB := $(OUT)/libvmscope-common.a
 AGENT_OBJ  := $(AGENT_SRC:%.c=$(OUT)/%.o)
 DETECT_OBJ := $(DETECT_SRC:%.c=$(OUT)/%.o)
 REPLAY_OBJ := $(REPLAY_SRC:%.c=$(OUT)/%.o)
@@ -65,33 +75,38 @@ $(OUT)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BIN)/vmscope-agent: $(AGENT_OBJ) $(COMMON_OBJ)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+# common/ as an archive: the linker takes only the members a program calls.
+$(COMMON_LIB): $(COMMON_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
 
-$(BIN)/vmscope-server: $(OUT)/server/core/main.o $(SERVER_OBJ) $(DETECT_OBJ) $(COMMON_OBJ)
+$(BIN)/vmscope-agent: $(AGENT_OBJ) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(AGENT_LIBS)
 
-$(BIN)/vmscope-replay: $(REPLAY_OBJ) $(DETECT_OBJ) $(COMMON_OBJ)
+$(BIN)/vmscope-server: $(OUT)/server/core/main.o $(SERVER_OBJ) $(DETECT_OBJ) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS)
+
+$(BIN)/vmscope-replay: $(REPLAY_OBJ) $(DETECT_OBJ) $(COMMON_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(REPLAY_LIBS)
 
 # Unit tests link every non-main object; agent modules are linked in too
 # (minus agent/main.c) so agent parsers can be tested directly.
 AGENT_LIB_OBJ := $(filter-out $(OUT)/agent/main.o,$(AGENT_OBJ))
-$(BIN)/tests/%: $(OUT)/tests/unit/%.o $(SERVER_OBJ) $(DETECT_OBJ) $(AGENT_LIB_OBJ) $(COMMON_OBJ) $(OUT)/bench/gen.o
+$(BIN)/tests/%: $(OUT)/tests/unit/%.o $(SERVER_OBJ) $(DETECT_OBJ) $(AGENT_LIB_OBJ) $(OUT)/bench/gen.o $(COMMON_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS)
 
 # Benchmarks: bench/gen.c is shared by the load generator and the bulk loader.
-$(BIN)/vmscope-loadgen: $(OUT)/bench/loadgen.o $(OUT)/bench/gen.o $(COMMON_OBJ)
+$(BIN)/vmscope-loadgen: $(OUT)/bench/loadgen.o $(OUT)/bench/gen.o $(COMMON_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LOADGEN_LIBS)
 
-$(BIN)/vmscope-bulkload: $(OUT)/bench/bulkload.o $(OUT)/bench/gen.o $(SERVER_OBJ) $(DETECT_OBJ) $(COMMON_OBJ)
+$(BIN)/vmscope-bulkload: $(OUT)/bench/bulkload.o $(OUT)/bench/gen.o $(SERVER_OBJ) $(DETECT_OBJ) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS)
 
 # Fuzzing (libFuzzer, clang, ASan+UBSan): one binary per tests/fuzz/fuzz_*.c,
 # linked with common/ and the agent's parsers. `make fuzz` runs each for
@@ -104,7 +119,7 @@ FUZZ_LIB   := $(COMMON_SRC) $(filter-out agent/main.c,$(AGENT_SRC))
 bin/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(wildcard common/*.h agent/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(STD) $(FUZZ_FLAGS) -Wall -Wextra -Werror -Icommon -Iagent $(PKG_CFLAGS) \
-		-o $@ $< $(FUZZ_LIB) $(PKG_LIBS)
+		-o $@ $< $(FUZZ_LIB) $(SERVER_LIBS)
 fuzz-build: $(FUZZ_BINS)
 fuzz: deps
 	@$(MAKE) --no-print-directory fuzz-build
@@ -134,9 +149,9 @@ soak: deps
 		tests/e2e/test_pg_restart.sh
 
 # instructions per parsed sample under callgrind (docs/scaling.md)
-$(BIN)/vmscope-parsecost: $(OUT)/bench/parsecost.o $(OUT)/bench/gen.o $(SERVER_OBJ) $(DETECT_OBJ) $(COMMON_OBJ)
+$(BIN)/vmscope-parsecost: $(OUT)/bench/parsecost.o $(OUT)/bench/gen.o $(SERVER_OBJ) $(DETECT_OBJ) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS)
 
 BENCH_BINS := $(BIN)/vmscope-loadgen $(BIN)/vmscope-bulkload $(BIN)/vmscope-parsecost
 bench-build: $(BENCH_BINS)

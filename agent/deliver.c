@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,16 +394,33 @@ static void backoff(struct deliver *d, double now)
 	d->failing = true;
 }
 
-/* The server's {"error": ...} message, else the start of the body. */
+/* The start of the server's answer as one printable line: the server's
+ * {"error": ..., "hint": ...} object as it came, or whatever a proxy in
+ * between answered. Logged as text rather than parsed, so the agent needs no
+ * JSON parser; control bytes become spaces (the body is the server's, and
+ * the log is read by people and line-based tools). */
 static void answer_message(const struct deliver *d, char *out, size_t outlen)
 {
-	json_t *j = json_loadb(d->resp, d->rlen, 0, NULL);
-	const char *e = j ? json_string_value(json_object_get(j, "error")) : NULL;
+	size_t n = 0;
+	bool space = false;
 
-	const char *m = e ? e : (d->rlen ? d->resp : "no message");
-
-	snprintf(out, outlen, "%.*s", (int)(outlen - 1), m);
-	json_decref(j);
+	for (size_t i = 0; i < d->rlen && n + 1 < outlen; i++) {
+		unsigned char c = (unsigned char)d->resp[i];
+		if (c < 0x20 || c == 0x7f || c == ' ') {
+			space = n > 0;
+			continue;
+		}
+		if (space) {
+			if (n + 2 >= outlen)
+				break;
+			out[n++] = ' ';
+			space = false;
+		}
+		out[n++] = (char)c;
+	}
+	out[n] = '\0';
+	if (n == 0)
+		snprintf(out, outlen, "no message");
 }
 
 /* Records resolved (accepted or dropped) at the head: move the head (or
