@@ -10,7 +10,13 @@
 #   tests/unit/test_*.c -> one unit-test binary each, linked with common,
 #                   detect and server objects
 # `make SANITIZE=address,undefined` builds into build/san and bin/san instead.
+#
+# The version is the file VERSION, one line; `make VERSION=x.y.z` overrides
+# it. It reaches the programs (--version, the agent's User-Agent and its
+# samples' agent_version) through the generated header build/.../gen/version.h,
+# the Debian packages (make deb) and the image's tag (make image).
 
+VERSION ?= $(shell cat $(CURDIR)/VERSION)
 CC      ?= cc
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wpointer-arith -Wformat=2 -Wno-format-nonliteral
@@ -39,7 +45,7 @@ else
   BIN      := bin
 endif
 
-CFLAGS  += $(STD) $(OPT) $(WARN) $(SANFLAGS) -Icommon -Idetect $(addprefix -I,$(SERVER_DIRS)) -Iagent -Ibench $(PKG_CFLAGS)
+CFLAGS  += $(STD) $(OPT) $(WARN) $(SANFLAGS) -I$(OUT)/gen -Icommon -Idetect $(addprefix -I,$(SERVER_DIRS)) -Iagent -Ibench $(PKG_CFLAGS)
 # the server finds its migrations in this checkout unless --schema / schema_dir says otherwise
 CFLAGS  += -DVMSCOPE_SCHEMA_DIR='"$(CURDIR)/schema"'
 LDFLAGS += $(SANFLAGS)
@@ -71,9 +77,19 @@ all: $(PROGS) $(TEST_BINS)
 # The server's default --web and --schema are this source tree's (config.c).
 $(OUT)/server/core/config.o: CFLAGS += -DVMSCOPE_WEB_DIR='"$(CURDIR)/web"' -DVMSCOPE_SCHEMA_DIR='"$(CURDIR)/schema"'
 
-$(OUT)/%.o: %.c
+$(OUT)/%.o: %.c | $(OUT)/gen/version.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+# Rewritten only when the version changed, so that a new version recompiles
+# just the files that include it (the .d files name them).
+$(OUT)/gen/version.h: FORCE
+	@mkdir -p $(dir $@)
+	@case '$(VERSION)' in [0-9]*) ;; *) echo "VERSION '$(VERSION)' must start with a digit" >&2; exit 1;; esac
+	@printf '/* generated from VERSION by the Makefile */\n#define VMSCOPE_VERSION "%s"\n' '$(VERSION)' >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+.PHONY: FORCE
+FORCE:
 
 # common/ as an archive: the linker takes only the members a program calls.
 $(COMMON_LIB): $(COMMON_OBJ)
@@ -116,9 +132,9 @@ FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -
 FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS  := $(FUZZ_SRC:tests/fuzz/%.c=bin/fuzz/%)
 FUZZ_LIB   := $(COMMON_SRC) $(filter-out agent/main.c,$(AGENT_SRC))
-bin/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(wildcard common/*.h agent/*.h)
+bin/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(wildcard common/*.h agent/*.h) $(OUT)/gen/version.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(STD) $(FUZZ_FLAGS) -Wall -Wextra -Werror -Icommon -Iagent $(PKG_CFLAGS) \
+	$(FUZZ_CC) $(STD) $(FUZZ_FLAGS) -Wall -Wextra -Werror -I$(OUT)/gen -Icommon -Iagent $(PKG_CFLAGS) \
 		-o $@ $< $(FUZZ_LIB) $(SERVER_LIBS)
 fuzz-build: $(FUZZ_BINS)
 fuzz: deps

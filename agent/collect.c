@@ -2,6 +2,7 @@
 #include "collect.h"
 #include "alog.h"
 #include "names.h"
+#include "version.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -775,7 +776,7 @@ int collector_sample(struct collector *c, struct jw *w)
 	jw_int(w, c->page_size);
 	emit_mglru(c);
 	jw_keyz(w, "agent_version");
-	jw_str(w, AGENT_VERSION, strlen(AGENT_VERSION));
+	jw_str(w, VMSCOPE_VERSION, strlen(VMSCOPE_VERSION));
 	emit_self(c);
 	if (o->nlabels) {
 		jw_keyz(w, "labels");

@@ -1,6 +1,7 @@
 /* deliver.c - batches from the spool to POST /api/v1/samples (see deliver.h). */
 #include "deliver.h"
 #include "alog.h"
+#include "version.h"
 
 #include <errno.h>
 #include <math.h>
@@ -141,7 +142,7 @@ int deliver_init(struct deliver *d, const struct agent_opts *o, struct memq *mq)
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, tmo);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, tmo < 5000 ? tmo : 5000L);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "vmscope-agent/" AGENT_VERSION);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "vmscope-agent/" VMSCOPE_VERSION);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, d);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);

@@ -2,6 +2,7 @@
 #include "options.h"
 #include "errf.h"
 #include "alog.h"
+#include "version.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -432,7 +433,7 @@ int opts_parse(struct agent_opts *o, int argc, char **argv, char *err, size_t er
 			return 1;
 		}
 		if (!strcmp(a, "--version")) {
-			printf("vmscope-agent %s\n", AGENT_VERSION);
+			printf("vmscope-agent %s\n", VMSCOPE_VERSION);
 			return 1;
 		}
 		if (strncmp(a, "--", 2) != 0)

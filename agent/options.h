@@ -14,8 +14,6 @@
 
 #include "names.h"
 
-#define AGENT_VERSION "0.1.0"
-
 #define OPT_MAX_LABELS 64
 #define OPT_MAX_GLOBS 32
 #define OPT_MAX_STR 4096

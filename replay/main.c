@@ -26,6 +26,7 @@
 #include "detect_mem.h"
 #include "overrides.h"
 #include "sample.h"
+#include "version.h"
 
 #define LINE_MAX_BYTES (64u << 20)	/* one sample line at most 64 MiB */
 
@@ -179,6 +180,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: vmscope-replay [--format json|table] [--bench] [--persist]\n"
 			"                      [--overrides FILE] FILE|- ...\n"
+			"       vmscope-replay --help | --version\n"
 			"  runs the vmscope detectors over JSON-lines samples (plain or gzip) and prints\n"
 			"  the alerts as {\"alerts\":[...]} (CONTRACT.md section 3); --overrides FILE\n"
 			"  applies detector overrides saved from GET /api/v1/overrides\n");
@@ -207,6 +209,9 @@ int main(int argc, char **argv)
 			o.persist = true;
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage();
+			return 0;
+		} else if (strcmp(argv[i], "--version") == 0) {
+			printf("vmscope-replay %s\n", VMSCOPE_VERSION);
 			return 0;
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
 			usage();

@@ -15,15 +15,12 @@
 #include "ratelimit.h"
 #include "store.h"
 #include "tokens.h"
+#include "version.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifndef VMSCOPE_VERSION
-#define VMSCOPE_VERSION "0.1.0"
-#endif
 
 int main(int argc, char **argv)
 {

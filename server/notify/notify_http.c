@@ -1,14 +1,11 @@
 /* notify_http.c - libcurl POSTs for notifications (see notify_http.h). */
 #include "notify_http.h"
+#include "version.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifndef VMSCOPE_VERSION
-#define VMSCOPE_VERSION "0.1.0"
-#endif
 
 #define ANSWER_KEEP 512		/* bytes of an error answer kept for the log */
 
