@@ -46,8 +46,11 @@ else
 endif
 
 CFLAGS  += $(STD) $(OPT) $(WARN) $(SANFLAGS) -I$(OUT)/gen -Icommon -Idetect $(addprefix -I,$(SERVER_DIRS)) -Iagent -Ibench $(PKG_CFLAGS)
-# the server finds its migrations in this checkout unless --schema / schema_dir says otherwise
-CFLAGS  += -DVMSCOPE_SCHEMA_DIR='"$(CURDIR)/schema"'
+# The server's built-in --web and --schema: this checkout's, or (make deb)
+# the installed copies. An installed copy beside the binary wins (config.c).
+WEB_DIR    ?= $(CURDIR)/web
+SCHEMA_DIR ?= $(CURDIR)/schema
+CFLAGS  += -DVMSCOPE_SCHEMA_DIR='"$(SCHEMA_DIR)"'
 LDFLAGS += $(SANFLAGS)
 
 SERVER_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard server/*/*.c))))
@@ -71,15 +74,15 @@ ifneq ($(REPLAY_SRC),)
 PROGS += $(BIN)/vmscope-replay
 endif
 
-.PHONY: all deps run test unit test-san bench bench-agent fuzz fuzz-build bench-build install clean
+.PHONY: all programs deps run test unit test-san bench bench-agent fuzz fuzz-build bench-build clean
 all: $(PROGS) $(TEST_BINS)
+programs: $(PROGS)
 
-# The server's default --web and --schema are this source tree's (config.c).
-$(OUT)/server/core/config.o: CFLAGS += -DVMSCOPE_WEB_DIR='"$(CURDIR)/web"' -DVMSCOPE_SCHEMA_DIR='"$(CURDIR)/schema"'
+$(OUT)/server/core/config.o: CFLAGS += -DVMSCOPE_WEB_DIR='"$(WEB_DIR)"'
 
 $(OUT)/%.o: %.c | $(OUT)/gen/version.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # Rewritten only when the version changed, so that a new version recompiles
 # just the files that include it (the .d files name them).
@@ -149,7 +152,7 @@ run: deps
 	@scripts/run.sh
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-test: deps
+test: deps-packaging
 	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@$(MAKE) --no-print-directory -j$(JOBS) SANITIZE=address,undefined all
 	@$(MAKE) --no-print-directory -j$(JOBS) fuzz-build
@@ -178,29 +181,60 @@ bench-agent: deps
 	@$(MAKE) --no-print-directory all
 	@bench/agent_footprint.sh
 
-# Install the programs, schema, dashboard and units under PREFIX (default
-# /usr/local; the units' paths follow it); DESTDIR for packaging. agent.conf
-# is 0644 (the agent's dynamic user reads it; its token comes as a
-# credential), server.env 0640 (read by systemd). The server finds its schema and web
-# files in PREFIX/share/vmscope unless --schema / --web say otherwise.
+# Install under PREFIX (default /usr/local; the units' paths follow it),
+# DESTDIR for packaging: install-agent the agent, its unit and agent.conf;
+# install-server the server, vmscope-replay, the schema, the dashboard, its
+# unit and server.env; install both and the docs in DOCDIR. agent.conf is
+# 0644 (the agent's user reads it; its token comes as a credential),
+# server.env 0640 (read by systemd); neither overwrites an existing file. The
+# server finds its schema and web files in PREFIX/share/vmscope unless
+# --schema / --web say otherwise. The units' Documentation= names DOCDIR.
 PREFIX  ?= /usr/local
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/vmscope/schema \
-		$(DESTDIR)$(PREFIX)/share/vmscope/web $(DESTDIR)$(PREFIX)/share/doc/vmscope \
-		$(DESTDIR)/etc/vmscope $(DESTDIR)/lib/systemd/system
-	install -m 0755 bin/vmscope-server bin/vmscope-agent $(DESTDIR)$(PREFIX)/bin/
-	[ ! -x bin/vmscope-replay ] || install -m 0755 bin/vmscope-replay $(DESTDIR)$(PREFIX)/bin/
+DOCDIR  ?= $(PREFIX)/share/doc/vmscope
+UNITDIR ?= /lib/systemd/system
+.PHONY: install install-agent install-server
+install: install-agent install-server
+	install -d $(DESTDIR)$(DOCDIR)
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+
+# unit NAME: deploy/NAME.service with /usr/local/ made PREFIX (its doc path DOCDIR)
+unit = install -d $(DESTDIR)$(UNITDIR) && \
+	sed -e 's|/usr/local/share/doc/vmscope/|$(DOCDIR)/|g' -e 's|/usr/local/|$(PREFIX)/|g' \
+	deploy/$(1).service >$(DESTDIR)$(UNITDIR)/$(1).service && chmod 0644 $(DESTDIR)$(UNITDIR)/$(1).service
+# conf FILE MODE: deploy/FILE.example as /etc/vmscope/FILE unless it exists
+conf = install -d $(DESTDIR)/etc/vmscope && \
+	{ [ -e $(DESTDIR)/etc/vmscope/$(1) ] || install -m $(2) deploy/$(1).example $(DESTDIR)/etc/vmscope/$(1); }
+
+install-agent: $(BIN)/vmscope-agent
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN)/vmscope-agent $(DESTDIR)$(PREFIX)/bin/
+	$(call unit,vmscope-agent)
+	$(call conf,agent.conf,0644)
+
+install-server: $(BIN)/vmscope-server $(BIN)/vmscope-replay
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/vmscope/schema $(DESTDIR)$(PREFIX)/share/vmscope/web
+	install -m 0755 $(BIN)/vmscope-server $(BIN)/vmscope-replay $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 schema/*.sql $(DESTDIR)$(PREFIX)/share/vmscope/schema/
 	cp -r web/. $(DESTDIR)$(PREFIX)/share/vmscope/web/
-	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/vmscope/
-	# the units name /usr/local: point them at PREFIX
-	for f in deploy/*.service; do sed 's|/usr/local/|$(PREFIX)/|g' $$f >$(DESTDIR)/lib/systemd/system/$$(basename $$f); \
-		chmod 0644 $(DESTDIR)/lib/systemd/system/$$(basename $$f); done
-	for f in deploy/*.example; do b=$$(basename $$f .example); \
-		m=0640; case $$b in *.conf) m=0644;; esac; \
-		[ -e $(DESTDIR)/etc/vmscope/$$b ] || install -m $$m $$f $(DESTDIR)/etc/vmscope/$$b; done
+	$(call unit,vmscope-server)
+	$(call conf,server.env,0640)
+
+# Debian packages and the agent's container image (deploy/README.md), in
+# DIST: `make deb` builds vmscope-agent_VERSION_ARCH.deb and
+# vmscope-server_VERSION_ARCH.deb with dpkg-buildpackage (debian/) and checks
+# them with lintian (scripts/deb.sh); `make image` also writes the agent's OCI
+# image, from scratch, with umoci and skopeo (scripts/image.sh). Both install
+# their tools when missing (scripts/deps.sh packaging).
+DIST ?= dist
+.PHONY: deb image deps-packaging
+deps-packaging: deps
+	@scripts/deps.sh packaging
+deb: deps-packaging
+	@VERSION='$(VERSION)' DIST='$(DIST)' scripts/deb.sh
+image: deb
+	@VERSION='$(VERSION)' DIST='$(DIST)' scripts/image.sh
 
 clean:
-	rm -rf build bin
+	rm -rf build bin dist
 
 -include $(shell find build -name '*.d' 2>/dev/null)

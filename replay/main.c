@@ -176,9 +176,10 @@ static void print_table(const struct detect_mem *m)
 	json_decref(all);
 }
 
-static void usage(void)
+/* To stdout for --help (help2man reads it), to stderr after a bad flag. */
+static void usage(FILE *f)
 {
-	fprintf(stderr, "usage: vmscope-replay [--format json|table] [--bench] [--persist]\n"
+	fprintf(f, "usage: vmscope-replay [--format json|table] [--bench] [--persist]\n"
 			"                      [--overrides FILE] FILE|- ...\n"
 			"       vmscope-replay --help | --version\n"
 			"  runs the vmscope detectors over JSON-lines samples (plain or gzip) and prints\n"
@@ -198,7 +199,7 @@ int main(int argc, char **argv)
 			if (strcmp(argv[i], "table") == 0) {
 				o.table = true;
 			} else if (strcmp(argv[i], "json") != 0) {
-				usage();
+				usage(stderr);
 				return 2;
 			}
 		} else if (strcmp(argv[i], "--overrides") == 0 && i + 1 < argc) {
@@ -208,13 +209,13 @@ int main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--persist") == 0) {
 			o.persist = true;
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage();
+			usage(stdout);
 			return 0;
 		} else if (strcmp(argv[i], "--version") == 0) {
 			printf("vmscope-replay %s\n", VMSCOPE_VERSION);
 			return 0;
 		} else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			usage();
+			usage(stderr);
 			return 2;
 		}
 	}
@@ -245,7 +246,7 @@ int main(int argc, char **argv)
 			rc = 1;
 	}
 	if (nfiles == 0) {
-		usage();
+		usage(stderr);
 		detect_mem_free(m);
 		ovr_set_release(&ovr);
 		return 2;

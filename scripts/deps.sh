@@ -1,8 +1,20 @@
 #!/usr/bin/env bash
-# deps.sh - install the Debian packages vmscope needs, and only those missing.
-# Called by `make deps`, hence by `make run` and `make test`. Idempotent and
-# quiet when everything is there. Needs root (or sudo) only when installing.
+# deps.sh [packaging] - install the Debian packages vmscope needs, and only
+# those missing. Idempotent and quiet when everything is there. Needs root
+# (or sudo) only when installing.
+#   deps.sh            building, running and testing (`make deps`, hence
+#                      `make run` and `make test`), the dashboard's npm
+#                      packages and promtool
+#   deps.sh packaging  only what `make deb` and `make image` need (Debian's
+#                      packaging tools, umoci, skopeo); `make test` installs
+#                      it too, for tests/e2e/test_packages.sh
 set -euo pipefail
+
+# make deb / make image: debhelper and dpkg-dev build the packages (with the
+# build dependencies in debian/control, all in the list below), help2man
+# their manual pages, lintian checks them; umoci assembles the OCI image
+# and skopeo writes its docker-archive copy.
+PACKAGING=(debhelper dpkg-dev help2man lintian umoci skopeo)
 
 PKGS=(
 	gcc make pkg-config            # build
@@ -14,6 +26,12 @@ PKGS=(
 	systemd                        # systemd-analyze verify of the units (tests/e2e/test_install.sh)
 )
 [ -n "${VMSCOPE_EXTRA_PKGS:-}" ] && read -r -a extra <<<"$VMSCOPE_EXTRA_PKGS" && PKGS+=("${extra[@]}")
+only_packaging=
+case "${1:-}" in
+	"") ;;
+	packaging) PKGS=("${PACKAGING[@]}"); only_packaging=1 ;;
+	*) echo "deps: unknown package list '$1' (known: packaging)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -31,6 +49,8 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+[ -z "$only_packaging" ] || exit 0
 
 # the dashboard's uPlot (npm) and the browser test's nodejs/chromium
 "$(dirname "$0")/web-deps.sh"

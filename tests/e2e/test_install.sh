@@ -57,7 +57,7 @@ req GET /
 check_status 200 "it serves the dashboard"
 check_contains "<html" "an HTML page"
 
-sed -i "s|^server = .*|server = $URL|" "$ROOT/etc/vmscope/agent.conf"
+sed -i "s|^# *server = .*|server = $URL|" "$ROOT/etc/vmscope/agent.conf"
 printf '%s\n' "$TOK" >"$E2E_DIR/agent.token"
 for i in 1 2; do
 	"$ROOT$PFX/bin/vmscope-agent" --config "$ROOT/etc/vmscope/agent.conf" --token-file "$E2E_DIR/agent.token" \

@@ -308,11 +308,15 @@ static void test_options(void)
 	opts_release(&o);
 	unlink(cfg);
 
-	/* the shipped example parses */
-	char *argv7[] = { "agent", "--config", "deploy/agent.conf.example", NULL };
+	/* the shipped example parses, and names no server: an installed agent
+	 * posts nowhere until one is set */
+	char *argv7[] = { "agent", "--config", "deploy/agent.conf.example", "--server", "http://127.0.0.1:1", NULL };
 	opts_init(&o);
-	CHECK_INT(opts_parse(&o, 3, argv7, err, sizeof(err)), 0);
-	CHECK_STR(o.server, "http://10.0.0.5:8080");
+	CHECK_INT(opts_parse(&o, 3, argv7, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "--server URL is needed");
+	opts_release(&o);
+	opts_init(&o);
+	CHECK_INT(opts_parse(&o, 5, argv7, err, sizeof(err)), 0);
 	CHECK(o.interval_s == 10 && o.spool_max_bytes == 64ull << 20);
 	opts_release(&o);
 }
