@@ -174,6 +174,8 @@ for u in vmscope vmscope-agent; do
 	in_root getent passwd "$u" >/dev/null && in_root userdel "$u"
 	in_root getent group "$u" >/dev/null && in_root groupdel "$u"
 done
+# systemd's own directory for DynamicUser= state, there on any systemd machine
+install -d -m 0700 "$R/var/lib/private"
 # what the overlay holds before the packages: compared with what it holds after the purge
 upper_files() {	# every non-directory, and every directory the real / lacks
 	(cd "$OV/upper" && find . \( -type d -exec test -d "/{}" \; \) -o -print | sed 's/^\.//' | sort)
@@ -235,6 +237,13 @@ agt_ids=$(in_root id -u vmscope-agent):$(in_root id -g vmscope-agent)
 install -m 0400 -o "${srv_ids%:*}" "$R/etc/vmscope/tokens" "$cred/tokens"
 install -m 0400 -o "${agt_ids%:*}" "$R/etc/vmscope/agent.token" "$cred/agent.token"
 install -d -m 0700 -o "${agt_ids%:*}" "$cred/spool"
+# what the unit leaves in its StateDirectory= (with DynamicUser=,
+# /var/lib/private/vmscope and a link to it at /var/lib/vmscope, which only
+# the service's own mount namespace can walk): a spool with a record in it
+install -d -m 0700 -o "${agt_ids%:*}" -g "${agt_ids#*:}" "$R/var/lib/private/vmscope" "$R/var/lib/private/vmscope/spool"
+cp "$E2E_DIR/image-sample.json" "$R/var/lib/private/vmscope/spool/0000000000000001.seg"
+chown "$agt_ids" "$R/var/lib/private/vmscope/spool/0000000000000001.seg"
+ln -s private/vmscope "$R/var/lib/vmscope"
 E2E_LOG="$E2E_DIR/installed-server.log"
 chroot "$R" setpriv --reuid "${srv_ids%:*}" --regid "${srv_ids#*:}" --clear-groups \
 	/usr/bin/vmscope-server --listen "127.0.0.1:$port" --db "$E2E_DB" --tokens-file "/run/pkgtest-$$/tokens" \
@@ -288,7 +297,9 @@ in_root dpkg -P vmscope-agent vmscope-server </dev/null >"$E2E_DIR/purge.log" 2>
 check_eq "$?" 0 "dpkg -P: $(tail -3 "$E2E_DIR/purge.log")"
 check_eq "$(in_root dpkg-query -W -f='${db:Status-Abbrev}' vmscope-agent vmscope-server 2>/dev/null)" "" "purged"
 check "/etc/vmscope gone" test ! -e "$R/etc/vmscope"
-check "the users and groups gone" bash -c "! chroot '$R' getent passwd vmscope vmscope-agent && ! chroot '$R' getent group vmscope vmscope-agent"
+for u in vmscope vmscope-agent; do
+	check "user and group $u gone" bash -c "! chroot '$R' getent passwd $u && ! chroot '$R' getent group $u"
+done
 for f in passwd group shadow gshadow; do
 	check "/etc/$f as before" cmp "$E2E_DIR/etc-before/$f" "$R/etc/$f"
 done
