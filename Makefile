@@ -12,11 +12,11 @@
 # `make SANITIZE=address,undefined` builds into build/san and bin/san instead.
 #
 # The version is the file VERSION, one line; `make VERSION=x.y.z` overrides
-# it. It reaches the programs (--version, the agent's User-Agent and its
+# it (a VERSION in the environment does not). It reaches the programs (--version, the agent's User-Agent and its
 # samples' agent_version) through the generated header build/.../gen/version.h,
 # the Debian packages (make deb) and the image's tag (make image).
 
-VERSION ?= $(shell cat $(CURDIR)/VERSION)
+VERSION := $(shell cat $(CURDIR)/VERSION)
 CC      ?= cc
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wpointer-arith -Wformat=2 -Wno-format-nonliteral
