@@ -67,8 +67,10 @@ EOF
 log="$DIST/vmscope_${V}_${ARCH}.build"
 echo "deb: building vmscope $V for $ARCH (log: $log)" >&2
 # with --no-pre-clean, dh_clean still drops the previous run's stamps and
-# package trees (dh would take the build as done), but not build/pkg
-if ! (cd "$src" && { [ -z "${noclean:-}" ] || dh_clean; } &&
+# package trees (dh would take the build as done), but not build/pkg. The
+# calling make's MAKEFLAGS stay out: its variables (SANITIZE=..., OUT=...)
+# must not reach debian/rules' make.
+if ! (cd "$src" && unset MAKEFLAGS MFLAGS MAKELEVEL && { [ -z "${noclean:-}" ] || dh_clean; } &&
       SOURCE_DATE_EPOCH=$epoch dpkg-buildpackage -b -us -uc -Jauto ${noclean:-}) >"$log" 2>&1; then
 	tail -40 "$log" >&2
 	echo "deb: dpkg-buildpackage failed (log: $log)" >&2
