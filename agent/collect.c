@@ -2,6 +2,7 @@
 #include "collect.h"
 #include "alog.h"
 #include "names.h"
+#include "swaps.h"
 #include "version.h"
 
 #include <errno.h>
@@ -19,6 +20,15 @@ static const char *const vm_settings[] = {
 	"dirty_background_bytes", "min_free_kbytes", "watermark_scale_factor",
 };
 #define N_VM_SETTINGS (sizeof(vm_settings) / sizeof(vm_settings[0]))
+
+/* zswap's module parameters (sys/module/zswap/parameters/): whether swap
+ * goes through a compressed pool first, how large the pool may grow, and
+ * whether it writes cold compressed pages back to the swap device (6.8+).
+ * The compressor is a name, not an integer: settings cannot carry it. */
+enum { ZS_ENABLED, ZS_MAX_POOL_PERCENT, ZS_SHRINKER_ENABLED, N_ZSWAP };
+static const char *const zswap_params[N_ZSWAP] = {
+	"enabled", "max_pool_percent", "shrinker_enabled",
+};
 
 static const char *const psi_names[] = { "memory", "io", "cpu" };
 
@@ -470,30 +480,135 @@ static void emit_mglru(struct collector *c)
 	jw_bool(c->w, v != 0);
 }
 
-static void emit_settings(struct collector *c)
+/* The host's settings, read before any is written (each read reuses
+ * c->rb). */
+struct host_settings {
+	int64_t vm[N_VM_SETTINGS];
+	bool have_vm[N_VM_SETTINGS];
+	bool have_swaps;
+	struct swap_summary swaps;
+	int64_t zswap[N_ZSWAP];
+	bool have_zswap[N_ZSWAP];
+};
+
+/* /proc/swaps, every sample (the use changes; one pread of a short file):
+ * absent on a kernel without swap support (CONFIG_SWAP=n). */
+static void read_swaps(struct collector *c, struct host_settings *hs)
 {
-	int64_t vals[N_VM_SETTINGS];
-	bool have[N_VM_SETTINGS], any = false;
-	char path[64];
+	int rc = pf_read_kept(&c->rb, c->rootfd, "proc/swaps",
+			      c->keep_proc ? &c->hfd[HF_SWAPS] : NULL, &c->wk.keep);
+
+	if (rc < 0) {
+		if (rc != -ENOENT)
+			alog_debug("proc/swaps: %s (treated as absent)", strerror(-rc));
+		return;
+	}
+	swaps_parse(&c->rb, &hs->swaps);
+	hs->have_swaps = true;
+	if (hs->swaps.bad) {
+		char msg[400];
+		size_t n = hs->swaps.first_bad_len;
+		snprintf(msg, sizeof(msg), "skipped a malformed line in proc/swaps: \"%.*s\"",
+			 (int)(n > 120 ? 120 : n), hs->swaps.first_bad);
+		log_once(c, msg);
+	}
+}
+
+/* zswap's parameters; none read when the module is not there (no
+ * "enabled": CONFIG_ZSWAP=n). */
+static void read_zswap(struct collector *c, struct host_settings *hs)
+{
+	char path[80];
 	int err;
 
+	for (int i = 0; i < N_ZSWAP; i++) {
+		snprintf(path, sizeof(path), "sys/module/zswap/parameters/%s", zswap_params[i]);
+		int rc = pf_read_kept(&c->rb, c->rootfd, path,
+				      c->keep_sys ? &c->hfd[HF_ZSWAP + i] : NULL, &c->wk.keep);
+		if (rc < 0) {
+			if (i == ZS_ENABLED)
+				return;
+			continue;
+		}
+		if (i == ZS_MAX_POOL_PERCENT) {
+			hs->have_zswap[i] = parse_scalar(c, path, "settings", false, &hs->zswap[i],
+							 &err) == SC_VALUE;
+		} else if (pf_parse_yn(&c->rb, &hs->zswap[i]) == 0) {
+			hs->have_zswap[i] = true;
+		} else {
+			char msg[256];
+			snprintf(msg, sizeof(msg), "could not parse %s (treated as absent)", path);
+			log_once(c, msg);
+		}
+	}
+}
+
+static void emit_setting(struct jw *w, const char *key, int64_t v)
+{
+	jw_keyz(w, key);
+	jw_int(w, v);
+}
+
+/* swap.devices and, per kind with a device, swap.KIND.{devices,size_kb,
+ * used_kb,priority} (CONTRACT.md §1). */
+static void emit_swaps(struct jw *w, const struct swap_summary *sw)
+{
+	char key[64];
+
+	emit_setting(w, "swap.devices", sw->devices);
+	for (int i = 0; i < sw->nkinds; i++) {
+		const struct swap_kind *k = &sw->kind[i];
+		if (!k->devices)
+			continue;
+		snprintf(key, sizeof(key), "swap.%s.devices", k->name);
+		emit_setting(w, key, k->devices);
+		snprintf(key, sizeof(key), "swap.%s.size_kb", k->name);
+		emit_setting(w, key, k->size_kb);
+		snprintf(key, sizeof(key), "swap.%s.used_kb", k->name);
+		emit_setting(w, key, k->used_kb);
+		if (k->has_priority) {
+			snprintf(key, sizeof(key), "swap.%s.priority", k->name);
+			emit_setting(w, key, k->priority);
+		}
+	}
+}
+
+static void emit_settings(struct collector *c)
+{
+	struct host_settings hs;
+	char path[64];
+	bool any = false;
+	int err;
+
+	memset(&hs, 0, sizeof(hs));
 	for (size_t i = 0; i < N_VM_SETTINGS; i++) {
 		snprintf(path, sizeof(path), "proc/sys/vm/%s", vm_settings[i]);
-		have[i] = read_scalar(c, c->rootfd, path,
-				      c->keep_proc ? &c->hfd[HF_SETTINGS + i] : NULL, "settings",
-				      false, &vals[i], &err) == SC_VALUE;
-		any = any || have[i];
+		hs.have_vm[i] = read_scalar(c, c->rootfd, path,
+					    c->keep_proc ? &c->hfd[HF_SETTINGS + i] : NULL,
+					    "settings", false, &hs.vm[i], &err) == SC_VALUE;
+		any = any || hs.have_vm[i];
 	}
-	if (!any)
+	read_swaps(c, &hs);
+	read_zswap(c, &hs);
+	for (int i = 0; i < N_ZSWAP; i++)
+		any = any || hs.have_zswap[i];
+	if (!any && !hs.have_swaps)
 		return;
 	jw_keyz(c->w, "settings");
 	jw_obj_begin(c->w);
 	for (size_t i = 0; i < N_VM_SETTINGS; i++) {
-		if (!have[i])
+		if (!hs.have_vm[i])
 			continue;
 		snprintf(path, sizeof(path), "vm.%s", vm_settings[i]);
-		jw_keyz(c->w, path);
-		jw_int(c->w, vals[i]);
+		emit_setting(c->w, path, hs.vm[i]);
+	}
+	if (hs.have_swaps)
+		emit_swaps(c->w, &hs.swaps);
+	for (int i = 0; i < N_ZSWAP; i++) {
+		if (!hs.have_zswap[i])
+			continue;
+		snprintf(path, sizeof(path), "zswap.%s", zswap_params[i]);
+		emit_setting(c->w, path, hs.zswap[i]);
 	}
 	jw_obj_end(c->w);
 }

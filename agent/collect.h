@@ -31,7 +31,7 @@ struct keyslot {
 /* Host-level files kept open between samples (live procfs/sysfs only). */
 enum {
 	HF_VMSTAT, HF_MEMINFO, HF_PSI, HF_SETTINGS = HF_PSI + 3, HF_MGLRU = HF_SETTINGS + 7,
-	HF_V2CTL, HF_N
+	HF_V2CTL, HF_SWAPS, HF_ZSWAP, HF_N = HF_ZSWAP + 3
 };
 
 /* The agent's own counters since it started, reported in every sample it

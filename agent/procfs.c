@@ -427,6 +427,25 @@ int pf_parse_u63(const struct rbuf *rb, bool allow_hex, int64_t *v)
 	}
 }
 
+int pf_parse_yn(const struct rbuf *rb, int64_t *v)
+{
+	const char *s = rb->p, *e = rb->p + rb->len;
+
+	while (s < e && (is_blank(*s) || *s == '\n'))
+		s++;
+	while (e > s && (is_blank(e[-1]) || e[-1] == '\n'))
+		e--;
+	if (e - s != 1)
+		return -EINVAL;
+	if (*s == 'Y' || *s == 'y' || *s == '1')
+		*v = 1;
+	else if (*s == 'N' || *s == 'n' || *s == '0')
+		*v = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 int pf_first_line(const struct rbuf *rb, char *out, size_t outlen)
 {
 	const char *s = rb->p, *e;

@@ -134,6 +134,11 @@ int pf_parse_psi(const struct rbuf *rb, struct psi_res *out, bool *total_range);
  * -ERANGE (above 2^63-1). Hex with 0x is accepted when allow_hex. */
 int pf_parse_u63(const struct rbuf *rb, bool allow_hex, int64_t *v);
 
+/* Parses a kernel boolean parameter (a module's bool param prints "Y" or
+ * "N"; "1"/"0" and lower case accepted), blanks and newline around it:
+ * returns 0 with *v 1 or 0, or -EINVAL. */
+int pf_parse_yn(const struct rbuf *rb, int64_t *v);
+
 /* Copies the first line of rb, trimmed, into out (at most outlen-1 bytes).
  * Returns its length, or -1 when empty or longer than outlen-1. */
 int pf_first_line(const struct rbuf *rb, char *out, size_t outlen);

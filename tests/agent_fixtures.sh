@@ -34,6 +34,9 @@ check "value above 2^63-1 logged" grep -q "dropped vmstat.nr_zone_write_pending_
 check "value above 2^63-1 in a cgroup logged with its path" \
 	grep -q "dropped cgroup v2 /system.slice/nginx.service memory_stat.workingset_refault_bogus" "$tmp/k5.10.err"
 
+check "a malformed proc/swaps line logged" \
+	grep -q 'skipped a malformed line in proc/swaps: "this is not a swap area"' "$tmp/k6.8-hybrid.err"
+
 # 4. unreadable files count as absent (run unprivileged: root reads mode 000)
 cp -r "$FX/k6.1" "$tmp/unreadable"
 chmod -R a+rX "$tmp/unreadable"
@@ -135,6 +138,60 @@ assert pg["settings"]["memory.high"] == 2147483648 and pg["memory_max"] == 42949
 assert c["/user.slice"]["settings"]["memory.low"] == 4096, c["/user.slice"]
 assert c["/system.slice/noswap.service"]["settings"]["memory.swap.max"] == 65536
 ' "$tmp/live.out"
+
+# 8. what the swap is, on this machine's /proc/swaps and zswap parameters:
+# --once (files opened) and a running agent (files kept open, read again
+# with pread) report what a reading of the same files before and after
+# each sample says (swap use may move in between)
+swapstate() { python3 - <<'PY'
+import json, os, re
+out = {}
+try:
+    lines = open("/proc/swaps").read().splitlines()[1:]
+except FileNotFoundError:
+    lines = None
+if lines is not None:
+    out["swap.devices"] = len(lines)
+    for l in lines:
+        name, typ, size, used, prio = l.rsplit(None, 4)
+        base = name.rsplit("/", 1)[-1]
+        kind = "zram" if typ == "partition" and re.fullmatch(r"zram[0-9]+", base) else typ
+        for k, v in (("devices", 1), ("size_kb", int(size)), ("used_kb", int(used))):
+            out[f"swap.{kind}.{k}"] = out.get(f"swap.{kind}.{k}", 0) + v
+        if int(prio) >= 0:
+            out[f"swap.{kind}.priority"] = max(int(prio), out.get(f"swap.{kind}.priority", 0))
+d = "/sys/module/zswap/parameters/"
+if os.path.exists(d + "enabled"):
+    for p in ("enabled", "max_pool_percent", "shrinker_enabled"):
+        if os.path.exists(d + p):
+            v = open(d + p).read().strip()
+            out["zswap." + p] = {"Y": 1, "N": 0}.get(v, None) if p != "max_pool_percent" else int(v)
+print(json.dumps(out))
+PY
+}
+swapstate >"$tmp/swaps.before"
+"$AGENT" --once --stdout --cgroup-depth 0 >"$tmp/real.once" 2>/dev/null
+"$AGENT" --stdout --interval 0.3 --cgroup-depth 0 >"$tmp/real.run" 2>/dev/null &
+rpid=$!
+sleep 1.2
+kill "$rpid"; wait "$rpid" 2>/dev/null
+swapstate >"$tmp/swaps.after"
+check "this machine: swap and zswap settings match /proc/swaps and zswap's parameters" python3 - \
+	"$tmp/swaps.before" "$tmp/swaps.after" "$tmp/real.once" "$tmp/real.run" <<'PY'
+import json, sys
+before, after = (json.load(open(p)) for p in sys.argv[1:3])
+samples = [json.loads(l) for p in sys.argv[3:] for l in open(p) if l.strip()]
+assert len(samples) >= 3, len(samples)
+for s in samples:
+    got = {k: v for k, v in s.get("settings", {}).items() if k.startswith(("swap.", "zswap."))}
+    assert "swap.devices" in got, got
+    ok = got == before or got == after
+    if not ok and set(got) == set(before):
+        ok = all(got[k] == before[k] or (k.endswith("used_kb") and
+                 min(before[k], after.get(k, 0)) <= got[k] <= max(before[k], after.get(k, 0)))
+                 for k in got)
+    assert ok, (got, before, after)
+PY
 
 echo "agent_fixtures: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

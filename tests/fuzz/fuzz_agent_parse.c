@@ -4,9 +4,11 @@
  * The input is split at "@@\n" into up to NFILES pieces, each the content of
  * one kernel file of a fake --root tree (vmstat, meminfo, pressure, the
  * cgroup v2 root's and a child cgroup's memory.stat / memory.events /
- * memory.max / memory.current / memory.pressure ...). Two checks:
+ * memory.max / memory.current / memory.pressure ..., /proc/swaps, zswap's
+ * parameters). Two checks:
  *  - every piece goes straight through the low-level parsers (pf_next_kv
- *    with and without colons, pf_parse_psi, pf_parse_u63, pf_first_line),
+ *    with and without colons, pf_parse_psi, pf_parse_u63, pf_parse_yn,
+ *    pf_first_line, swaps_parse),
  *    whose results must stay inside the buffer and within range;
  *  - the tree is sampled by the real collector (collector_sample, as the
  *    agent does), and the JSON it writes must parse and pass the server's
@@ -20,6 +22,7 @@
 #include "options.h"
 #include "procfs.h"
 #include "sample.h"
+#include "swaps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +57,10 @@ static const char *const files[] = {
 	"sys/fs/cgroup/a.slice/memory.high",
 	"proc/pressure/io",
 	"proc/sys/vm/swappiness",
+	"proc/swaps",
+	"sys/module/zswap/parameters/enabled",
+	"sys/module/zswap/parameters/max_pool_percent",
+	"sys/module/zswap/parameters/shrinker_enabled",
 };
 #define NFILES (sizeof(files) / sizeof(files[0]))
 
@@ -94,7 +101,8 @@ static void mkdirs(void)
 {
 	static const char *const dirs[] = {
 		"proc", "proc/pressure", "proc/sys", "proc/sys/vm", "sys", "sys/fs",
-		"sys/fs/cgroup", "sys/fs/cgroup/a.slice",
+		"sys/fs/cgroup", "sys/fs/cgroup/a.slice", "sys/module", "sys/module/zswap",
+		"sys/module/zswap/parameters",
 	};
 	char path[512];
 
@@ -122,6 +130,7 @@ static void cleanup(void)
 	snprintf(path, sizeof(path), "%s/sys/fs/cgroup/a.slice/cgroup.controllers", root);
 	unlink(path);
 	static const char *const dirs[] = {
+		"sys/module/zswap/parameters", "sys/module/zswap", "sys/module",
 		"sys/fs/cgroup/a.slice", "sys/fs/cgroup", "sys/fs", "sys", "proc/sys/vm",
 		"proc/sys", "proc/pressure", "proc",
 	};
@@ -199,6 +208,26 @@ static void parse_direct(const uint8_t *p, size_t n)
 	if (pf_parse_u63(&rb, true, &v) == 0 && v < 0)
 		abort();
 	if (pf_first_line(&rb, line, sizeof(line)) >= 0 && strlen(line) >= sizeof(line))
+		abort();
+	if (pf_parse_yn(&rb, &v) == 0 && v != 0 && v != 1)
+		abort();
+
+	struct swap_summary sw;
+	int64_t devices = 0;
+	swaps_parse(&rb, &sw);
+	if (sw.nkinds > SWAP_KINDS_MAX || sw.devices < 0 || sw.bad < 0)
+		abort();
+	if (sw.bad && (sw.first_bad < rb.p || sw.first_bad + sw.first_bad_len > rb.p + n))
+		abort();
+	for (int i = 0; i < sw.nkinds; i++) {
+		const struct swap_kind *k = &sw.kind[i];
+		size_t nl = strnlen(k->name, sizeof(k->name));
+		if (nl == 0 || nl > SWAP_KIND_LEN || k->size_kb < 0 || k->used_kb < 0 ||
+		    k->devices < 0 || (k->has_priority && k->priority < 0))
+			abort();
+		devices += k->devices;
+	}
+	if (devices != sw.devices)
 		abort();
 	rbuf_release(&rb);
 }

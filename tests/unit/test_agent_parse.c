@@ -1,4 +1,4 @@
-/* Unit tests for the agent's parsers (agent/procfs.c), cgroup selection
+/* Unit tests for the agent's parsers (agent/procfs.c, agent/swaps.c), cgroup selection
  * (agent/cgroup.c), JSON writer (agent/jsonw.c), options, spool, and the
  * agent's output on every kernel fixture validated by the server's own
  * parser (sample_from_json). Run from the repository root. */
@@ -13,6 +13,7 @@
 #include "procfs.h"
 #include "sample.h"
 #include "spool.h"
+#include "swaps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -170,6 +171,111 @@ static void test_psi_and_scalars(void)
 		  -ENODATA);
 	CHECK_INT(pf_read(&rb, AT_FDCWD, "tests/fixtures/k6.1/proc/vmstat"), 0);
 	CHECK(rb.len > 1000 && rb.p[rb.len] == '\0');
+	rbuf_release(&rb);
+}
+
+/* The kind named name in sw, or NULL. */
+static const struct swap_kind *swap_kind_named(const struct swap_summary *sw, const char *name)
+{
+	for (int i = 0; i < sw->nkinds; i++)
+		if (!strcmp(sw->kind[i].name, name))
+			return &sw->kind[i];
+	return NULL;
+}
+
+static void test_swaps(void)
+{
+	struct rbuf rb = { 0 };
+	struct swap_summary sw;
+	const struct swap_kind *k;
+
+	/* no swap: the header alone (also no newline, and nothing at all) */
+	set_rb(&rb, "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n");
+	swaps_parse(&rb, &sw);
+	CHECK_INT(sw.devices, 0);
+	CHECK_INT(sw.bad, 0);
+	set_rb(&rb, "Filename Type Size Used Priority");
+	swaps_parse(&rb, &sw);
+	CHECK_INT(sw.devices, 0);
+	CHECK_INT(sw.bad, 0);
+	set_rb(&rb, "");
+	swaps_parse(&rb, &sw);
+	CHECK_INT(sw.devices + sw.bad, 0);
+
+	/* zram by name (a partition to the kernel), priorities: the highest
+	 * of those set (>= 0), none when every one is the kernel's (< 0) */
+	set_rb(&rb, "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+		    "/dev/zram0                              partition\t4194300\t\t100\t\t100\n"
+		    "/dev/zram1                              partition\t1000\t\t1\t\t7\n"
+		    "/swapfile                               file\t\t2097148\t\t0\t\t-2\n"
+		    "/dev/vda3                               partition\t16777212\t0\t\t0\n"
+		    "/dev/vda4 partition 10 5 -3\r\n"
+		    "/var/swap\\040(deleted) file 20 20 -4\n");
+	swaps_parse(&rb, &sw);
+	CHECK_INT(sw.devices, 6);
+	CHECK_INT(sw.bad, 0);
+	k = swap_kind_named(&sw, "zram");
+	CHECK(k && k->devices == 2 && k->size_kb == 4195300 && k->used_kb == 101 &&
+	      k->has_priority && k->priority == 100);
+	k = swap_kind_named(&sw, "partition");
+	CHECK(k && k->devices == 2 && k->size_kb == 16777222 && k->used_kb == 5 &&
+	      k->has_priority && k->priority == 0);
+	k = swap_kind_named(&sw, "file");
+	CHECK(k && k->devices == 2 && k->size_kb == 2097168 && k->used_kb == 20 && !k->has_priority);
+
+	/* a file named like zram is a file; zram0p1, zram, xzram0 are not zram */
+	CHECK(swaps_is_zram("/dev/zram12", 11));
+	CHECK(swaps_is_zram("/dev/block/zram0", 16));
+	CHECK(swaps_is_zram("zram3", 5));
+	CHECK(!swaps_is_zram("/dev/zram", 9));
+	CHECK(!swaps_is_zram("/dev/zram0p1", 12));
+	CHECK(!swaps_is_zram("/dev/xzram0", 11));
+	CHECK(!swaps_is_zram("/dev/zram0/", 11));
+	set_rb(&rb, "/var/zram0 file 8 0 -2\n");
+	swaps_parse(&rb, &sw);
+	k = swap_kind_named(&sw, "file");
+	CHECK(k && k->devices == 1);
+	CHECK(swap_kind_named(&sw, "zram")->devices == 0);
+
+	/* a type a later kernel may print is its own kind; a seventh kind,
+	 * malformed lines and sums past 2^63-1 are skipped and counted */
+	set_rb(&rb, "Filename Type Size Used Priority\n"
+		    "/a vswap 1 0 -2\n/b kb 1 0 -2\n/c kc 1 0 -2\n/d kd 1 0 -2\n"
+		    "not a swap line\n"
+		    "/e partition 10 -1 -2\n"
+		    "/f Partition 10 0 -2\n"
+		    "/g partition 10 0 2147483648\n"
+		    "partition 10 0 -2\n"
+		    "/h partition 9223372036854775807 0 -2\n"
+		    "/i file 1 0 -2147483648\n"
+		    "/k partition 1 0 -2\n"
+		    "/j partition 18446744073709551615 0 -2\n");
+	swaps_parse(&rb, &sw);
+	CHECK_INT(sw.nkinds, SWAP_KINDS_MAX);
+	CHECK_INT(sw.devices, 5);
+	CHECK_INT(sw.bad, 8);
+	CHECK(sw.first_bad && sw.first_bad_len == 12 && !memcmp(sw.first_bad, "/d kd 1 0 -2", 12));
+	k = swap_kind_named(&sw, "vswap");
+	CHECK(k && k->devices == 1);
+	k = swap_kind_named(&sw, "partition");
+	CHECK(k && k->devices == 1 && k->size_kb == INT64_MAX);
+	rbuf_release(&rb);
+
+	/* zswap's bool parameters */
+	int64_t v = -1;
+	set_rb(&rb, "Y\n");
+	CHECK_INT(pf_parse_yn(&rb, &v), 0);
+	CHECK_INT(v, 1);
+	set_rb(&rb, " N");
+	CHECK_INT(pf_parse_yn(&rb, &v), 0);
+	CHECK_INT(v, 0);
+	set_rb(&rb, "1\n");
+	CHECK_INT(pf_parse_yn(&rb, &v), 0);
+	CHECK_INT(v, 1);
+	set_rb(&rb, "yes\n");
+	CHECK_INT(pf_parse_yn(&rb, &v), -EINVAL);
+	set_rb(&rb, "\n");
+	CHECK_INT(pf_parse_yn(&rb, &v), -EINVAL);
 	rbuf_release(&rb);
 }
 
@@ -923,6 +1029,7 @@ int main(void)
 	alog_set_level(ALOG_ERROR);
 	test_kv();
 	test_psi_and_scalars();
+	test_swaps();
 	test_select();
 	test_jsonw();
 	test_options();
