@@ -132,11 +132,11 @@ const char *metric_unit(const char *name, bool cgroup)
 			return "pages";
 		return "kB";
 	}
-	if (strcmp(name, "settings.vm.min_free_kbytes") == 0)
+	if (strcmp(name, "settings.vm.min_free_kbytes") == 0 || ends(name, "_kb"))
 		return "kB";
 	if (ends(name, "_bytes"))
 		return "bytes";
-	if (ends(name, "_ratio"))
+	if (ends(name, "_ratio") || ends(name, "_percent"))
 		return "%";
 	if (strcmp(name, "meta.page_size") == 0)
 		return "bytes";
