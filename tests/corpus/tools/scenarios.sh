@@ -14,74 +14,15 @@ OUT=$(cd "$1" && pwd); shift
 TOOLS=$(cd "$(dirname "$0")" && pwd)
 WORK=${WORK:-/var/tmp/vmscope-detect-rec}
 SECONDS_PER=${SECONDS_PER:-100}
-V1=/sys/fs/cgroup/memory
-V2=/sys/fs/cgroup/unified
 AGENT=${AGENT:-$(cd "$TOOLS/../../.." && pwd)/bin/vmscope-agent}
 mkdir -p "$WORK"
+. "$TOOLS/reclib.sh"
 
-pids=()
-agent_pid=""
-cg=""
-swapfile=""
-cleanup() {
-	if [ -n "$agent_pid" ]; then kill "$agent_pid" 2>/dev/null; wait "$agent_pid"; agent_pid=""; fi
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	pids=()
-	if [ -n "$cg" ]; then
-		rmdir "$V1$cg" 2>/dev/null; rmdir "$V2$cg" 2>/dev/null
-		cg=""
-	fi
-	if [ -n "$swapfile" ]; then
-		swapoff "$swapfile" 2>/dev/null; rm -f "$swapfile"; swapfile=""
-	fi
-}
-trap cleanup EXIT
-
-mkcg() { # name limit_mib
-	cg=/vmscope-rec-$1
-	mkdir -p "$V1$cg" "$V2$cg"
-	echo $(($2 * 1024 * 1024)) >"$V1$cg/memory.limit_in_bytes"
-}
-# run a workload inside the cgroup: a subshell moves itself, then execs
-spawn() {
-	( echo $BASHPID >"$V1$cg/cgroup.procs"; echo $BASHPID >"$V2$cg/cgroup.procs"; exec "$@" ) &
-	pids+=($!)
-}
-mkswap_on() {
-	swapfile=$WORK/swapfile
-	rm -f "$swapfile"
-	dd if=/dev/zero of="$swapfile" bs=1M count=$1 status=none
-	chmod 600 "$swapfile"
-	mkswap "$swapfile" >/dev/null && swapon "$swapfile"
-}
-mkfile() { # path mib
-	[ -f "$1" ] && [ "$(stat -c %s "$1")" -ge $(($2 * 1024 * 1024)) ] && return
-	head -c $(($2 * 1024 * 1024)) /dev/urandom >"$1"
-}
-mkfile0() { # path mib: zeros, written once (urandom is slow for GiBs)
-	[ -f "$1" ] && [ "$(stat -c %s "$1")" -ge $(($2 * 1024 * 1024)) ] && return
-	dd if=/dev/zero of="$1" bs=1M count="$2" conv=fsync status=none
-}
 record() { # name
 	python3 "$TOOLS/record.py" --out "$OUT/real-$1.jsonl" --seconds "$SECONDS_PER" --interval 2 \
 		--host "rec-$1" --cgroup "$cg"
 	gzip -9f "$OUT/real-$1.jsonl"
 }
-
-# the agent, every 1 s, only this scenario's cgroup (its v1 entry and its
-# v2 twin, which carries the PSI): agent_start NAME, then agent_stop NAME
-agent_start() {
-	"$AGENT" --stdout --interval 1 --host "rec-$1" --cgroup-include "$cg" \
-		>"$OUT/real-$1.jsonl" 2>"$WORK/agent-$1.err" &
-	agent_pid=$!
-}
-agent_stop() {
-	kill "$agent_pid"; wait "$agent_pid"; agent_pid=""
-	gzip -9f "$OUT/real-$1.jsonl"
-}
-# drop one file's pages from the page cache (not the whole machine's)
-uncache() { python3 -c 'import os,sys; fd=os.open(sys.argv[1],os.O_RDONLY); os.posix_fadvise(fd,0,0,os.POSIX_FADV_DONTNEED)' "$1"; }
 
 sc_idle() { mkcg idle 256; spawn python3 "$TOOLS/workload.py" anon 32; record idle; cleanup; }
 sc_filethrash() {
