@@ -514,8 +514,9 @@ static void read_swaps(struct collector *c, struct host_settings *hs)
 	}
 }
 
-/* zswap's parameters; none read when the module is not there (no
- * "enabled": CONFIG_ZSWAP=n). */
+/* zswap's parameters: "enabled" every sample (absent: CONFIG_ZSWAP=n),
+ * the others only while it is on (they say nothing about a swap that does
+ * not go through zswap: two reads saved on most hosts). */
 static void read_zswap(struct collector *c, struct host_settings *hs)
 {
 	char path[80];
@@ -540,6 +541,8 @@ static void read_zswap(struct collector *c, struct host_settings *hs)
 			snprintf(msg, sizeof(msg), "could not parse %s (treated as absent)", path);
 			log_once(c, msg);
 		}
+		if (i == ZS_ENABLED && !(hs->have_zswap[i] && hs->zswap[i] == 1))
+			return;
 	}
 }
 

@@ -162,8 +162,9 @@ if lines is not None:
             out[f"swap.{kind}.priority"] = max(int(prio), out.get(f"swap.{kind}.priority", 0))
 d = "/sys/module/zswap/parameters/"
 if os.path.exists(d + "enabled"):
+    on = open(d + "enabled").read().strip() == "Y"
     for p in ("enabled", "max_pool_percent", "shrinker_enabled"):
-        if os.path.exists(d + p):
+        if os.path.exists(d + p) and (on or p == "enabled"):
             v = open(d + p).read().strip()
             out["zswap." + p] = {"Y": 1, "N": 0}.get(v, None) if p != "max_pool_percent" else int(v)
 print(json.dumps(out))
