@@ -8,6 +8,8 @@
 #   BIN=bin/san SERVER AGENT REPLAY   the binaries to test
 #   VMSCOPE_TEST_DB                   conninfo of the throwaway cluster
 #   PG_DIR PG_PORT                    to stop/start it (scripts/pg.sh)
+# TEST_ONLY (an extended regex) runs only the programs whose name matches,
+# e.g. TEST_ONLY='test_detect|e2e/test_ingest' scripts/test.sh
 # Prints one line per test program and "N passed, N failed" at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -65,15 +67,19 @@ throttle() {
 	while [ "$(jobs -rp | wc -l)" -ge "$TEST_JOBS" ]; do wait -n || true; done
 }
 
+selected() { [ -z "${TEST_ONLY:-}" ] || [[ $1 =~ $TEST_ONLY ]]; }
+
 t_all=$SECONDS
 for t in "$BIN"/tests/test_*; do
 	[ -x "$t" ] || continue
+	selected "unit/$(basename "$t")" || continue
 	throttle
 	run_one "unit/$(basename "$t")" "$t" &
 done
 for t in tests/*.sh tests/e2e/*.sh; do
 	[ -x "$t" ] || continue
 	case "$(basename "$t")" in _*) continue ;; esac
+	selected "$t" || continue
 	throttle
 	run_one "$t" "$t" &
 done
