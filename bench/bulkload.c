@@ -50,8 +50,7 @@ static int flush(struct job *j, struct sample *batch, size_t *n)
 {
 	char err[512];
 	size_t fresh = 0;
-	struct store_tx_hook hook = { detect_store_hook, j->eng, true };
-	int rc = store_put_samples(j->st, batch, *n, j->eng ? &hook : NULL, &fresh, err, sizeof(err));
+	int rc = store_put_samples(j->st, batch, *n, &fresh, err, sizeof(err));
 
 	for (size_t i = 0; i < *n; i++)
 		sample_release(&batch[i]);
@@ -210,6 +209,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct detect_engine *eng = detect ? detect_engine_new() : NULL;
+	if (eng) {
+		struct store_hook hk;
+		detect_store_hook(eng, &hk);
+		store_set_hook(st, &hk);
+	}
 	struct timespec wall;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	int64_t end_ms = (int64_t)wall.tv_sec * 1000 - (int64_t)(end_ago * 1000);
@@ -241,8 +245,8 @@ int main(int argc, char **argv)
 	       "\"cgroups\":%d}\n", total, el, total / el, hosts, hours, ncg);
 	free(jobs);
 	free(tid);
+	store_close(st);	/* its last checkpoints save the engine's states */
 	detect_engine_free(eng);
-	store_close(st);
 	free(ksplit);
 	return failed;
 }

@@ -23,7 +23,8 @@ static struct store *open_store(struct background *bg)
 	struct store_config sc = { .conninfo = cfg->db, .pool_size = cfg->pool,
 				   .schema_dir = cfg->schema_dir,
 				   .retention_days = cfg->retention_days,
-				   .rollup_retention_days = cfg->rollup_retention_days };
+				   .rollup_retention_days = cfg->rollup_retention_days,
+				   .checkpoint_ms = cfg->checkpoint_s * 1000 };
 	struct store *st = NULL;
 	char err[512] = "";
 	int attempts = 0;
@@ -31,6 +32,9 @@ static struct store *open_store(struct background *bg)
 	for (;;) {
 		int rc = store_open(&st, &sc, err, sizeof(err));
 		if (rc == STORE_OK) {
+			struct store_hook hk;
+			detect_store_hook(bg->app->engine, &hk);
+			store_set_hook(st, &hk);
 			log_info("database ready%s", attempts ? " (after retrying)" : "");
 			return st;
 		}
@@ -78,6 +82,18 @@ static void tick(struct background *bg, struct store *st)
 	store_conn_put(st, conn, PQstatus(conn) != CONNECTION_OK);
 }
 
+/* Writes the checkpoints that are due (store_checkpoint). */
+static void checkpoint(struct store *st)
+{
+	char err[512] = "";
+	int n = 0;
+
+	if (store_checkpoint(st, false, &n, err, sizeof(err)) != STORE_OK)
+		log_warn("could not write checkpoints: %s", err);
+	else if (n)
+		log_debug("wrote %d checkpoint(s)", n);
+}
+
 static void expire(struct store *st)
 {
 	char err[512] = "";
@@ -111,6 +127,7 @@ static void *run(void *arg)
 			tick(bg, st);
 			last_tick = ms;
 		}
+		checkpoint(st);
 		if (worker_nap(&bg->w, liveness_cfg()->tick_ms < 1000 ? (int)liveness_cfg()->tick_ms : 1000))
 			break;
 	}

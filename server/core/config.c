@@ -26,6 +26,7 @@ enum {
 	OPT_MAX_CONN, OPT_TIMEOUT, OPT_POOL, OPT_RATE, OPT_LOG_LEVEL, OPT_HELP, OPT_VERSION,
 	OPT_TLS_CERT, OPT_TLS_KEY, OPT_DB_TOKENS, OPT_ADMIN_TOKEN_FILE, OPT_MAX_INFLIGHT,
 	OPT_WEBHOOK, OPT_NOTIFY_RESEND, OPT_NOTIFY_TIMEOUT, OPT_NOTIFY_RETRIES, OPT_PUBLIC_URL,
+	OPT_CHECKPOINT,
 };
 
 struct opt_def {
@@ -46,6 +47,7 @@ static const struct opt_def opts[] = {
 	{ "schema", 1, OPT_SCHEMA, "VMSCOPE_SCHEMA" },
 	{ "retention-days", 1, OPT_RETENTION, "VMSCOPE_RETENTION_DAYS" },
 	{ "rollup-retention-days", 1, OPT_ROLLUP_RETENTION, "VMSCOPE_ROLLUP_RETENTION_DAYS" },
+	{ "checkpoint-interval", 1, OPT_CHECKPOINT, "VMSCOPE_CHECKPOINT_INTERVAL" },
 	{ "max-body", 1, OPT_MAX_BODY, "VMSCOPE_MAX_BODY" },
 	{ "max-inflight-bytes", 1, OPT_MAX_INFLIGHT, "VMSCOPE_MAX_INFLIGHT_BYTES" },
 	{ "threads", 1, OPT_THREADS, "VMSCOPE_THREADS" },
@@ -87,6 +89,9 @@ void config_usage(FILE *out)
 	      "  --schema DIR            SQL migrations (default " VMSCOPE_SCHEMA_DIR ")\n"
 	      "  --retention-days N      raw samples kept (default 30)\n"
 	      "  --rollup-retention-days N  5-minute rollups kept (default 400)\n"
+	      "  --checkpoint-interval S the hosts' detector state and rollups, kept in memory,\n"
+	      "                          go to the database this often (default 30; rollups\n"
+	      "                          and the fleet view trail ingest by up to this)\n"
 	      "  --max-body BYTES        request body limit, compressed and inflated (default 8388608)\n"
 	      "  --max-inflight-bytes BYTES  memory all requests' bodies and their parsing may\n"
 	      "                          hold at once; past it ingest answers 503 + Retry-After\n"
@@ -360,6 +365,11 @@ static int apply(struct server_config *c, const struct opt_def *o, const char *v
 			return -1;
 		c->rollup_retention_days = (int)x;
 		return 0;
+	case OPT_CHECKPOINT:
+		if (parse_long(o->name, v, 1, 3600, &x, err, errlen) < 0)
+			return -1;
+		c->checkpoint_s = (int)x;
+		return 0;
 	case OPT_MAX_BODY:
 		if (parse_long(o->name, v, 1024, 1L << 30, &x, err, errlen) < 0)
 			return -1;
@@ -443,6 +453,7 @@ int config_parse(struct server_config *c, int argc, char **argv, char *err, size
 	memset(c, 0, sizeof(*c));
 	c->retention_days = 30;
 	c->rollup_retention_days = 400;
+	c->checkpoint_s = 30;
 	c->max_body = 8u << 20;
 	c->max_inflight = (size_t)256 << 20;
 	/* a thread waiting for its request's commit holds up the other

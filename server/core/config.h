@@ -27,6 +27,7 @@ struct server_config {
 	char *schema_dir;
 	int retention_days;	/* default 30 */
 	int rollup_retention_days;	/* 5-minute rollups; default 400 */
+	int checkpoint_s;		/* owned hosts' state to the database; default 30 */
 	size_t max_body;	/* bytes, compressed and inflated; default 8 MiB */
 	size_t max_inflight;	/* bytes all requests' bodies and parses may hold
 				 * at once (membudget.h); default 256 MiB */

@@ -1,20 +1,17 @@
-/* detect.c - the detector engine inside the server (detect.h): for the
- * hosts of an ingest transaction, lock their detector_state rows, load the
- * states, feed the samples newer than them, write alert changes and the new
- * states, all in the ingest transaction (so samples, alerts and state commit
- * or roll back together).
+/* detect.c - the detector engine inside the server (detect.h), as the
+ * store's hook (store.h): each host's detector state lives in the store's
+ * memory of the hosts this server owns; the samples of an ingest
+ * transaction are fed to it there and the alert changes written in that
+ * transaction (so samples and alerts commit or roll back together). The
+ * store checkpoints the states (hk_save) and, when it takes a host over,
+ * loads the checkpoint (hk_load) and replays the samples stored since
+ * (hk_replay), which only looks up the alerts they opened back then: the
+ * state ends where an uninterrupted server's would be.
  *
- * Set-based: whatever the number of hosts in the transaction (group commit
- * puts many requests in one), the states are locked and read with one
- * statement and written back with one (alert_store.c); only alert changes,
- * which are rare, go one by one.
- *
- * No state is cached in memory: the row lock already reads the committed
- * state, and a cache would need a version check because a transaction can
- * roll back after the feed. The operators' overrides ARE cached: they are
- * read again only when detector_overrides_version (060_overrides_version.sql,
- * read by the lock statement) moved, so a change still applies from the
- * next transaction on, from any server.
+ * The operators' overrides are cached: they are read again only when
+ * detector_overrides_version (060_overrides_version.sql, read in each
+ * ingest transaction) moved, so a change applies from the next
+ * transaction on, from any server.
  */
 #include "detect.h"
 
@@ -38,7 +35,7 @@ struct ovr_cached {
 };
 
 struct detect_engine {
-	atomic_llong fed, skipped, actions, state_resets, ovr_loads;
+	atomic_llong fed, skipped, actions, state_resets, ovr_loads, replayed;
 	pthread_mutex_t mu;
 	struct ovr_cached *ovr;	/* NULL until first read */
 };
@@ -82,14 +79,14 @@ long long detect_engine_ovr_loads(struct detect_engine *eng)
 
 /* The overrides at version (read by the caller's transaction): the cached
  * set when it is that version, else read now through conn and cached. A
- * version of -1 (unknown) is never trusted. The caller gives the set back
+ * version of -1 (unknown) is never trusted; -2 takes whatever is cached. The caller gives the set back
  * with ovr_put. NULL with err written on failure. */
 static struct ovr_cached *ovr_get(struct detect_engine *eng, PGconn *conn, int64_t version, char *err,
 				  size_t errlen)
 {
 	pthread_mutex_lock(&eng->mu);
 	struct ovr_cached *o = eng->ovr;
-	if (o && version >= 0 && o->version == version) {
+	if (o && ((version >= 0 && o->version == version) || version == -2)) {
 		o->refs++;
 		pthread_mutex_unlock(&eng->mu);
 		return o;
@@ -136,136 +133,139 @@ static int emit_sql(void *ctx, struct det_action *a)
 	return alert_store_apply(e->conn, a, e->err, e->errlen);
 }
 
-/* Feeds fresh[from..to) (one host, ts order) to the state in row with the
- * operator's overrides. When a sample was fed, *save gets the new state
- * (save->buf malloc'd) and returns 1; 0 when none was; -1 on error. */
-static int feed_host(struct detect_engine *eng, PGconn *conn, const struct sample *const *fresh,
-		     size_t from, size_t to, const struct det_state_row *row, const struct ovr_set *ovr,
-		     int64_t now_ms, struct det_state_save *save, int64_t *first_fed, char *err, size_t errlen)
+/* A replayed sample's action was written when the sample first arrived:
+ * only the id of the alert an open made is needed (the state refers to
+ * it). An alert that is not there (forgotten, or written by a build whose
+ * detectors differed) is opened now, as a live feed would. */
+static int emit_replay(void *ctx, struct det_action *a)
 {
-	const char *host = fresh[from]->host;
-	char lerr[160];
-	struct emit_ctx ec = { eng, conn, err, errlen };
+	struct emit_ctx *e = ctx;
 
-	*first_fed = 0;
-	struct det_host *h = det_host_load(host, row->buf, row->len, lerr, sizeof(lerr));
+	if (a->type != DA_OPEN)
+		return 0;
+	if (alert_store_find(e->conn, a, &a->alert_id, e->err, e->errlen) < 0)
+		return -1;
+	return a->alert_id ? 0 : emit_sql(ctx, a);
+}
+
+/* ---- the store's hook (store.h): per-host state in the store's memory ---- */
+
+static void *hk_load(void *ctx, const char *host, const unsigned char *buf, size_t len, char *err, size_t errlen)
+{
+	struct detect_engine *eng = ctx;
+	char lerr[160];
+	struct det_host *h = det_host_load(host, buf, len, lerr, sizeof(lerr));
+
 	if (!h) {
-		/* A state this build cannot read (format change) or corrupt: start
-		 * afresh. Open alerts are adopted by the unique open index. */
+		/* A state this build cannot read (format change) or corrupt:
+		 * start afresh. Open alerts are adopted by the unique open index. */
 		fprintf(stderr, "vmscope: %s; starting the detectors of %s afresh\n", lerr, host);
 		atomic_fetch_add(&eng->state_resets, 1);
-		h = det_host_new(host);
-		if (!h) {
+		if (!(h = det_host_new(host)))
 			snprintf(err, errlen, "could not run the detectors: out of memory");
-			return -1;
-		}
 	}
-	for (size_t i = from; i < to; i++) {
-		int r = det_host_feed_tuned(h, fresh[i], ovr, emit_sql, &ec);
+	return h;
+}
+
+static int hk_save(void *ctx, const void *state, unsigned char **buf, size_t *len, int64_t *interval_ms)
+{
+	(void)ctx;
+	*interval_ms = det_host_interval_ms(state);
+	return det_host_save(state, buf, len);
+}
+
+static void hk_release(void *ctx, void *state)
+{
+	(void)ctx;
+	det_host_free(state);
+}
+
+/* Feeds samples to h; *first_fed gets the first one fed (0: none). */
+static int feed(struct detect_engine *eng, struct det_host *h, const struct sample *const *s, size_t n,
+		const struct ovr_set *ovr, det_emit_fn emit, struct emit_ctx *ec, int64_t *first_fed)
+{
+	*first_fed = 0;
+	for (size_t i = 0; i < n; i++) {
+		int r = det_host_feed_tuned(h, s[i], ovr, emit, ec);
 		if (r < 0) {
-			if (!err[0])
-				snprintf(err, errlen, "could not run the detectors: out of memory");
-			det_host_free(h);
+			if (!ec->err[0])
+				snprintf(ec->err, ec->errlen, "could not run the detectors: out of memory");
 			return -1;
 		}
 		if (r == 1) {
 			atomic_fetch_add(&eng->fed, 1);
 			if (!*first_fed)
-				*first_fed = fresh[i]->ts_ms;
+				*first_fed = s[i]->ts_ms;
 		} else {
 			atomic_fetch_add(&eng->skipped, 1);
 		}
 	}
-	int rc = 0;
-	if (*first_fed) {
-		unsigned char *buf = NULL;
-		size_t len = 0;
-		if (det_host_save(h, &buf, &len) < 0) {
-			snprintf(err, errlen, "could not save detector state: out of memory");
-			rc = -1;
-		} else {
-			*save = (struct det_state_save){ host, buf, len, det_host_last_ts(h), det_host_interval_ms(h),
-							 now_ms, row->lag };
-			/* the clock offset's window: this arrival and its newest sample */
-			host_lag_observe(&save->lag, now_ms, fresh[to - 1]->ts_ms,
-					 liveness_window(det_host_interval_ms(h)));
-			rc = 1;
-		}
-	}
-	det_host_free(h);
-	return rc;
+	return 0;
 }
 
-int detect_store_hook(void *ctx, PGconn *conn, const struct sample *const *fresh, size_t nfresh,
-		      char *err, size_t errlen)
+static int hk_feed(void *ctx, PGconn *conn, const struct store_hook_host *hosts, size_t nhosts, int64_t version,
+		   char *err, size_t errlen)
 {
 	struct detect_engine *eng = ctx;
-	struct det_state_row *rows = NULL;
-	struct det_state_save *saves = NULL;
-	struct det_host_back *backs = NULL;
-	size_t *start = NULL, nh = 0, nsave = 0, nback = 0;
+	struct emit_ctx ec = { eng, conn, err, errlen };
+	struct det_host_back *backs = calloc(nhosts, sizeof(*backs));
 	struct ovr_cached *ovr = NULL;
-	int64_t version = -1;
+	size_t nback = 0;
 	int rc = -1;
 
 	if (errlen)
 		err[0] = '\0';
-	if (!nfresh)
-		return 0;
-	/* the hosts, in the callers' (host, ts) order */
-	rows = calloc(nfresh, sizeof(*rows));
-	saves = calloc(nfresh, sizeof(*saves));
-	backs = calloc(nfresh, sizeof(*backs));
-	start = calloc(nfresh + 1, sizeof(*start));
-	if (!rows || !saves || !backs || !start) {
+	if (!backs) {
 		snprintf(err, errlen, "could not run the detectors: out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < nfresh; i++) {
-		if (i && strcmp(fresh[i]->host, fresh[i - 1]->host) == 0)
-			continue;
-		start[nh] = i;
-		rows[nh++].host = fresh[i]->host;
-	}
-	start[nh] = nfresh;
-	if (alert_store_lock_states(conn, rows, nh, &version, err, errlen) < 0) {
-		nh = 0;	/* nothing allocated */
-		goto out;
+		return -1;
 	}
 	if (!(ovr = ovr_get(eng, conn, version, err, errlen)))
 		goto out;
-	int64_t now = time_now_ms();	/* these samples' arrival */
-	for (size_t k = 0; k < nh; k++) {
+	for (size_t k = 0; k < nhosts; k++) {
 		int64_t first_fed;
-		int fr = feed_host(eng, conn, fresh, start[k], start[k + 1], &rows[k], &ovr->set, now, &saves[nsave],
-				   &first_fed, err, errlen);
-		if (fr < 0)
-			goto out;
-		if (fr == 0)
+		if (!hosts[k].state)
 			continue;
-		nsave++;
-		if (rows[k].silent)
-			backs[nback++] = (struct det_host_back){ rows[k].host, now };
+		if (feed(eng, hosts[k].state, hosts[k].fresh, hosts[k].n, &ovr->set, emit_sql, &ec, &first_fed) < 0)
+			goto out;
+		if (first_fed && hosts[k].silent)
+			backs[nback++] = (struct det_host_back){ hosts[k].host, hosts[k].host_id, first_fed };
 	}
-	if (alert_store_hosts_back(conn, backs, nback, err, errlen) < 0 ||
-	    alert_store_save_states(conn, saves, nsave, err, errlen) < 0)
+	if (alert_store_hosts_back(conn, backs, nback, err, errlen) < 0)
 		goto out;
 	rc = 0;
 out:
 	ovr_put(eng, ovr);
-	for (size_t k = 0; k < nh; k++)
-		free(rows[k].buf);
-	for (size_t k = 0; k < nsave; k++)
-		free((void *)saves[k].buf);
-	free(rows);
-	free(saves);
 	free(backs);
-	free(start);
 	return rc;
 }
 
-int detect_tick(struct detect_engine *eng, PGconn *conn, int64_t now_ms, bool judge_silence, char *err,
-		size_t errlen)
+static int hk_replay(void *ctx, PGconn *conn, void *state, int32_t host_id, const struct sample *s, char *err,
+		     size_t errlen)
+{
+	struct detect_engine *eng = ctx;
+	struct emit_ctx ec = { eng, conn, err, errlen };
+	int64_t first_fed;
+
+	(void)host_id;
+	if (errlen)
+		err[0] = '\0';
+	/* the overrides as they are now (the cached set, read if none) */
+	struct ovr_cached *ovr = ovr_get(eng, conn, -2, err, errlen);
+	if (!ovr)
+		return -1;
+	int rc = feed(eng, state, &s, 1, &ovr->set, emit_replay, &ec, &first_fed);
+	ovr_put(eng, ovr);
+	atomic_fetch_add(&eng->replayed, 1);
+	return rc;
+}
+
+void detect_store_hook(struct detect_engine *eng, struct store_hook *out)
+{
+	*out = (struct store_hook){ .ctx = eng, .load = hk_load, .save = hk_save, .release = hk_release,
+				    .feed = hk_feed, .replay = hk_replay };
+}
+
+int detect_tick(struct detect_engine *eng, PGconn *conn, int64_t now_ms, char *err, size_t errlen)
 {
 	(void)eng;
 	return liveness_tick(conn, now_ms, judge_silence, err, errlen);

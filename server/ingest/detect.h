@@ -7,8 +7,8 @@
  *
  * Ownership: detect_engine_new returns an engine the caller frees with
  * detect_engine_free after the HTTP server stopped. The engine is safe to use
- * from several threads at once; samples of one host are serialised in the
- * database (row lock on its detector state), so several servers may share a
+ * from several threads at once; samples of one host are serialised by the
+ * store (one owner per host, its row lock), so several servers may share a
  * database.
  */
 #ifndef VMSCOPE_DETECT_H
@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "sample.h"
+#include "store.h"
 
 struct detect_engine;
 
@@ -30,15 +31,10 @@ void detect_engine_free(struct detect_engine *eng);
  * for tests and metrics. */
 long long detect_engine_ovr_loads(struct detect_engine *eng);
 
-/* A store_tx_hook function (store.h): ctx is the engine. Feeds the fresh
- * samples (sorted by host, ts) to the detectors, writes alerts and detector
- * state through conn. Returns 0, or -1 with err written (the ingest
- * transaction then rolls back and the client gets 503/500). The state
- * update may still be in flight when it returns (pipelined, store_sql.c):
- * the caller commits with store_commit or runs store_pipe_finish before
- * any other statement (store_internal.h). */
-int detect_store_hook(void *ctx, PGconn *conn, const struct sample *const *fresh, size_t nfresh,
-		      char *err, size_t errlen);
+/* The engine as the store's hook (store.h): per-host detector states in
+ * the memory of the server owning the host, fed with each transaction's
+ * fresh samples, checkpointed and rebuilt by the store. Fills *out. */
+void detect_store_hook(struct detect_engine *eng, struct store_hook *out);
 
 /* Called every few seconds by the server with a pooled connection, outside
  * any transaction: raises/resolves the alerts that need no sample

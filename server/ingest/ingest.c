@@ -377,8 +377,7 @@ enum MHD_Result ingest_finish(struct request *rq)
 		trim_after(len);
 		return respond_error(rq, e.status ? e.status : 400, e.error, e.detail, e.hint);
 	}
-	struct store_tx_hook hook = { detect_store_hook, app->engine, true };
-	int rc = b.n ? store_put_samples(st, b.s, b.n, &hook, &nfresh, err, sizeof(err)) : STORE_OK;
+	int rc = b.n ? store_put_samples(st, b.s, b.n, &nfresh, err, sizeof(err)) : STORE_OK;
 	if (rc == STORE_EUNAVAIL) {
 		r = unavailable(rq, err);
 	} else if (rc != STORE_OK) {

@@ -89,219 +89,37 @@ int alert_store_apply(PGconn *c, struct det_action *a, char *err, size_t errlen)
 	return 0;
 }
 
-/* ---- detector state of the hosts of one ingest transaction ---- */
-
-/* Locks the rows of hosts (a text[] literal) in name order and reads them,
- * with the overrides version as a scalar subquery, in binary format. (A
- * version that must come even when no row matches, through a CTE and an
- * outer join, made the statement cost 10 times a one-row lock; when no row
- * matches the hosts are new, and the re-lock after creating them reads it.) */
-static const char lock_sql[] =
-	"SELECT host, state, last_ts_ms, silent, (SELECT v FROM detector_overrides_version), "
-	"lag_win_ms, lag_min_ms, lag_prev_ms "
-	"FROM detector_state WHERE host = ANY($1::text[]) ORDER BY host COLLATE \"C\" FOR UPDATE";
-
-static struct det_state_row *find_row(struct det_state_row *rows, size_t n, const char *host)
+int alert_store_find(PGconn *c, const struct det_action *a, int64_t *id, char *err, size_t errlen)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		int c = strcmp(rows[mid].host, host);
-		if (c == 0)
-			return &rows[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-/* Writes into names (initialised here; the caller releases it) a text
- * array of the hosts of rows not yet found. Returns 0, or -1 when out of
- * memory. */
-static int missing_hosts(struct cbuf *names, const struct det_state_row *rows, size_t n, const bool *found)
-{
-	cbuf_init(names);
-	int bad = arr_begin(names);
-	for (size_t i = 0; i < n && !bad; i++)
-		if (!found[i])
-			bad |= arr_text(names, rows[i].host);
-	bad |= arr_end(names);
-	return bad ? -1 : 0;
-}
-
-/* Runs lock_sql for the hosts of rows that are not yet found (all when
- * none is) and fills what it returns. Returns how many rows were found,
- * or -1 with err written. */
-static int lock_rows(PGconn *c, struct det_state_row *rows, size_t n, bool *found, int64_t *ovr_version,
-		     char *err, size_t errlen)
-{
-	struct cbuf names;
-	PGresult *r = NULL;
-	int nfound = 0;
-
-	if (missing_hosts(&names, rows, n, found) < 0) {
-		cbuf_release(&names);
-		snprintf(err, errlen, "could not lock detector state: out of memory");
-		return -1;
-	}
-	const char *prm[1] = { (const char *)names.p };
-	int rc = store_q_prep(c, STORE_PREP_DET_LOCK, lock_sql, 1, prm, 1, &r, "lock detector state", err, errlen);
-	cbuf_release(&names);
-	if (rc != STORE_OK)
-		return -1;
-	for (int i = 0; i < PQntuples(r); i++) {
-		*ovr_version = PQgetisnull(r, i, 4) ? -1 : store_get_i64(r, i, 4);
-		struct det_state_row *d = find_row(rows, n, PQgetvalue(r, i, 0));
-		if (!d || found[d - rows])
-			continue;
-		size_t len = (size_t)PQgetlength(r, i, 1);
-		if (len) {
-			if (!(d->buf = malloc(len))) {
-				PQclear(r);
-				snprintf(err, errlen, "could not load detector state: out of memory");
-				return -1;
-			}
-			memcpy(d->buf, PQgetvalue(r, i, 1), len);
-		}
-		d->len = len;
-		d->last_ts_ms = store_get_i64(r, i, 2);
-		d->silent = PQgetvalue(r, i, 3)[0] != 0;
-		d->lag.win_ms = store_get_i64(r, i, 5);
-		d->lag.min_ms = PQgetisnull(r, i, 6) ? LAG_NONE : store_get_i64(r, i, 6);
-		d->lag.prev_ms = PQgetisnull(r, i, 7) ? LAG_NONE : store_get_i64(r, i, 7);
-		found[d - rows] = true;
-		nfound++;
-	}
+	char t[24];
+	snprintf(t, sizeof(t), "%" PRId64, a->started_ms);
+	const char *v[4] = { a->host, a->cgroup ? a->cgroup : "", a->kind, t };
+	/* the alert this open made: the one started at that sample, or the
+	 * open one it was adopted into */
+	PGresult *r = exec(c, "SELECT id FROM alerts WHERE host = $1 AND coalesce(cgroup, '') = $2 AND kind = $3 "
+			      "AND (started_at = " TS_FROM_MS("$4") " OR state = 'open') "
+			      "ORDER BY (started_at = " TS_FROM_MS("$4") ") DESC, id DESC LIMIT 1", 4, v);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK)
+		return pg_fail(err, errlen, "could not look up an alert", c, r);
+	*id = PQntuples(r) ? strtoll(PQgetvalue(r, 0, 0), NULL, 10) : 0;
 	PQclear(r);
-	return nfound;
-}
-
-int alert_store_lock_states(PGconn *c, struct det_state_row *rows, size_t n, int64_t *ovr_version, char *err,
-			    size_t errlen)
-{
-	bool *found = calloc(n ? n : 1, sizeof(*found));
-	int rc = -1;
-
-	*ovr_version = -1;
-	for (size_t i = 0; i < n; i++) {
-		rows[i].buf = NULL;
-		rows[i].len = 0;
-		rows[i].last_ts_ms = 0;
-		rows[i].silent = false;
-		rows[i].lag = (struct host_lag){ 0, LAG_NONE, LAG_NONE };
-	}
-	if (!found) {
-		snprintf(err, errlen, "could not lock detector state: out of memory");
-		return -1;
-	}
-	int got = lock_rows(c, rows, n, found, ovr_version, err, errlen);
-	if (got < 0)
-		goto out;
-	if ((size_t)got < n) {
-		/* hosts seen for the first time: their rows, then lock those */
-		struct cbuf names;
-		if (missing_hosts(&names, rows, n, found) < 0) {
-			cbuf_release(&names);
-			snprintf(err, errlen, "could not create detector state: out of memory");
-			goto out;
-		}
-		const char *prm[1] = { (const char *)names.p };
-		int qrc = store_q(c, "INSERT INTO detector_state (host) SELECT x FROM unnest($1::text[]) AS x "
-				     "ORDER BY x COLLATE \"C\" ON CONFLICT (host) DO NOTHING", 1, prm, 0, NULL,
-				  "create detector state", err, errlen);
-		cbuf_release(&names);
-		if (qrc != STORE_OK)
-			goto out;
-		int more = lock_rows(c, rows, n, found, ovr_version, err, errlen);
-		if (more < 0)
-			goto out;
-		if ((size_t)(got + more) != n) {
-			snprintf(err, errlen, "could not lock detector state: rows missing");
-			goto out;
-		}
-	}
-	rc = 0;
-out:
-	if (rc < 0)
-		for (size_t i = 0; i < n; i++) {
-			free(rows[i].buf);
-			rows[i].buf = NULL;
-		}
-	free(found);
-	return rc;
-}
-
-/* The states as a binary bytea[] parameter (pgbin.h): they travel as they
- * are, without hex text both ways. */
-static int bytea_array(struct cbuf *b, const struct det_state_save *s, size_t n)
-{
-	int bad = pgbin_bytea_begin(b);
-	for (size_t i = 0; i < n && !bad; i++)
-		bad |= pgbin_bytea_add(b, s[i].buf ? s[i].buf : (const uint8_t *)"", s[i].len);
-	return bad | pgbin_bytea_end(b);
-}
-
-int alert_store_save_states(PGconn *c, const struct det_state_save *s, size_t n, char *err, size_t errlen)
-{
-	enum { H, ST, T, IV, SEEN, LW, LM, LP, NA };
-	struct cbuf a[NA];
-	int rc = -1, bad = 0;
-
-	if (!n)
-		return 0;
-	for (int k = 0; k < NA; k++)
-		cbuf_init(&a[k]);
-	for (int k = 0; k < NA; k++)
-		bad |= k == ST ? bytea_array(&a[ST], s, n) : arr_begin(&a[k]);
-	/* an absent window minimum travels as INT64_MIN (LAG_NONE), NULL in the row */
-	for (size_t i = 0; i < n && !bad; i++)
-		bad |= arr_text(&a[H], s[i].host) | arr_num(&a[T], s[i].last_ts_ms) | arr_num(&a[IV], s[i].interval_ms) |
-		       arr_num(&a[SEEN], s[i].seen_ms) | arr_num(&a[LW], s[i].lag.win_ms) |
-		       arr_num(&a[LM], s[i].lag.min_ms) | arr_num(&a[LP], s[i].lag.prev_ms);
-	for (int k = 0; k < NA; k++)
-		if (k != ST)
-			bad |= arr_end(&a[k]);
-	if (bad || a[ST].len > INT32_MAX) {
-		snprintf(err, errlen, "could not save detector state: out of memory");
-		goto out;
-	}
-	const char *prm[NA];
-	int lens[NA] = { 0 }, fmts[NA] = { 0 };
-	for (int k = 0; k < NA; k++)
-		prm[k] = (const char *)a[k].p;
-	lens[ST] = (int)a[ST].len;
-	fmts[ST] = 1;
-	/* sent without waiting: its result comes back with COMMIT (store_sql.c) */
-	if (store_q_prep_send(c, STORE_PREP_DET_SAVE,
-			      "UPDATE detector_state d SET state = u.s, last_ts_ms = u.l, interval_ms = u.i, "
-			      "seen_ms = u.seen, lag_win_ms = u.lw, lag_min_ms = nullif(u.lm, -9223372036854775808), "
-			      "lag_prev_ms = nullif(u.lp, -9223372036854775808), "
-			      "silent = false, updated_at = now() FROM unnest($1::text[], $2::bytea[], $3::bigint[], "
-			      "$4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[]) "
-			      "AS u(h, s, l, i, seen, lw, lm, lp) WHERE d.host = u.h",
-			      NA, prm, lens, fmts, 0, "save detector state", err, errlen) == STORE_OK)
-		rc = 0;
-out:
-	for (int k = 0; k < NA; k++)
-		cbuf_release(&a[k]);
-	return rc;
+	return 0;
 }
 
 int alert_store_hosts_back(PGconn *c, const struct det_host_back *b, size_t n, char *err, size_t errlen)
 {
-	struct cbuf h, t;
+	struct cbuf h, t, ids;
 	int rc = -1;
 
 	if (!n)
 		return 0;
 	cbuf_init(&h);
 	cbuf_init(&t);
-	int bad = arr_begin(&h) | arr_begin(&t);
+	cbuf_init(&ids);
+	int bad = arr_begin(&h) | arr_begin(&t) | arr_begin(&ids);
 	for (size_t i = 0; i < n && !bad; i++)
-		bad |= arr_text(&h, b[i].host) | arr_num(&t, b[i].at_ms);
-	bad |= arr_end(&h) | arr_end(&t);
+		bad |= arr_text(&h, b[i].host) | arr_num(&t, b[i].ts_ms) | arr_num(&ids, b[i].host_id);
+	bad |= arr_end(&h) | arr_end(&t) | arr_end(&ids);
 	if (bad) {
 		snprintf(err, errlen, "could not resolve host_silent: out of memory");
 		goto out;
@@ -310,12 +128,82 @@ int alert_store_hosts_back(PGconn *c, const struct det_host_back *b, size_t n, c
 	if (store_q(c, "UPDATE alerts SET state = 'resolved', ended_at = greatest(opened_at, "
 		       TS_FROM_MS("u.t") "), updated_at = now() FROM unnest($1::text[], $2::bigint[]) AS u(h, t) "
 		       "WHERE alerts.host = u.h AND alerts.cgroup IS NULL AND alerts.kind = 'host_silent' "
-		       "AND alerts.state = 'open'", 2, prm, 0, NULL, "resolve host_silent", err, errlen) == STORE_OK)
+		       "AND alerts.state = 'open'", 2, prm, 0, NULL, "resolve host_silent", err, errlen) == STORE_OK &&
+	    store_q_send(c, "UPDATE hosts SET silent = false WHERE id = ANY($1::int[])", 1,
+			 (const char *const[]){ (const char *)ids.p }, NULL, "clear host_silent", err,
+			 errlen) == STORE_OK)
 		rc = 0;
 out:
 	cbuf_release(&h);
 	cbuf_release(&t);
+	cbuf_release(&ids);
 	return rc;
+}
+
+/* Opens host_silent for one candidate under its hosts row lock, rechecking
+ * that no sample arrived meanwhile (ingest updates that row with every
+ * sample). Returns 1 opened, 0 not, -1 error. */
+static int silence_one(PGconn *c, const char *host_id, const char *now_s, char *err, size_t errlen)
+{
+	const char *v[2] = { host_id, now_s };
+	PGresult *r = PQexec(c, "BEGIN");
+	int rc = 0;
+
+	if (!ok(r))
+		return pg_fail(err, errlen, "could not begin", c, r);
+	PQclear(r);
+	r = exec(c,
+		 "WITH s AS (UPDATE hosts h SET silent = true FROM detector_state d WHERE h.id = $1::int "
+		 "  AND d.host_id = h.id AND NOT h.silent AND h.samples > 0 "
+		 "  AND h.last_ts_ms < $2::bigint - greatest(3 * d.interval_ms, 60000) "
+		 "  RETURNING h.name, h.last_ts_ms, d.interval_ms) "
+		 "INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, updated_at, "
+		 "summary, evidence) SELECT name, NULL, 'host_silent', 'warning', 'open', "
+		 TS_FROM_MS("last_ts_ms") ", " TS_FROM_MS("$2") ", now(), "
+		 "format('no sample for %s s (expected every %s s)', ($2::bigint - last_ts_ms) / 1000, "
+		 "greatest(interval_ms, 1000) / 1000), "
+		 "jsonb_build_object('last_sample_ms', last_ts_ms, 'interval_s', interval_ms / 1000.0, "
+		 "'silent_s', ($2::bigint - last_ts_ms) / 1000, 'hint', "
+		 "'check that the agent runs and reaches the server (its log says why it cannot post)') "
+		 "FROM s ON CONFLICT (host, (coalesce(cgroup, '')), kind) WHERE state = 'open' DO NOTHING", 2, v);
+	if (!ok(r)) {
+		pg_fail(err, errlen, "could not open host_silent", c, r);
+		r = PQexec(c, "ROLLBACK");
+		PQclear(r);
+		return -1;
+	}
+	rc = atoi(PQcmdTuples(r)) > 0;
+	PQclear(r);
+	r = PQexec(c, "COMMIT");
+	if (!ok(r))
+		return pg_fail(err, errlen, "could not commit host_silent", c, r);
+	PQclear(r);
+	return rc;
+}
+
+int alert_store_tick_silent(PGconn *c, int64_t now_ms, int *nopened, char *err, size_t errlen)
+{
+	char now_s[24];
+	snprintf(now_s, sizeof(now_s), "%" PRId64, now_ms);
+	const char *v[1] = { now_s };
+	PGresult *r = exec(c,
+			   "SELECT h.id FROM hosts h JOIN detector_state d ON d.host_id = h.id "
+			   "WHERE NOT h.silent AND h.samples > 0 "
+			   "AND h.last_ts_ms < $1::bigint - greatest(3 * d.interval_ms, 60000) "
+			   "ORDER BY h.id LIMIT 1000", 1, v);
+	*nopened = 0;
+	if (PQresultStatus(r) != PGRES_TUPLES_OK)
+		return pg_fail(err, errlen, "could not list silent hosts", c, r);
+	for (int i = 0; i < PQntuples(r); i++) {
+		int o = silence_one(c, PQgetvalue(r, i, 0), now_s, err, errlen);
+		if (o < 0) {
+			PQclear(r);
+			return -1;
+		}
+		*nopened += o;
+	}
+	PQclear(r);
+	return 0;
 }
 
 int alert_store_query(PGconn *c, const struct alert_query *q, json_t **out, char *err, size_t errlen)

@@ -1,5 +1,5 @@
 /* alert_store.h - the detectors' tables in PostgreSQL: alerts (010_alerts.sql)
- * and detector_state (011_detector_state.sql).
+ * and host_silent (hosts.silent).
  *
  * Every function works on a connection the caller owns and, where noted,
  * inside the caller's transaction. All SQL is parameterised. Errors: 0 on
@@ -25,49 +25,29 @@
  * is adopted instead of duplicated. */
 int alert_store_apply(PGconn *c, struct det_action *a, char *err, size_t errlen);
 
-/* One host's detector_state row as the ingest hook reads it. */
-struct det_state_row {
-	const char *host;	/* set by the caller, borrowed */
-	unsigned char *buf;	/* malloc'd copy of the saved state (caller frees), NULL when empty */
-	size_t len;
-	int64_t last_ts_ms;	/* ts of the last sample fed, 0 for a new host */
-	bool silent;		/* the tick opened a host_silent alert a new sample must resolve */
-	struct host_lag lag;	/* the clock offset's window (liveness_store.h) */
-};
-
-/* Inside the ingest transaction, one statement for all hosts: creates the
- * detector_state rows that are missing and locks them FOR UPDATE in name
- * order (rows[] sorted by strcmp of host, no duplicates), filling the rest
- * of each row. *ovr_version receives detector_overrides_version.v (-1 when
- * unknown), read in the same statement, for the overrides cache. On error
- * nothing is left allocated. */
-int alert_store_lock_states(PGconn *c, struct det_state_row *rows, size_t n, int64_t *ovr_version, char *err,
-			    size_t errlen);
-
-/* A host's new state, for alert_store_save_states. */
-struct det_state_save {
-	const char *host;
-	const unsigned char *buf;
-	size_t len;
-	int64_t last_ts_ms, interval_ms;
-	int64_t seen_ms;	/* when these samples arrived (the server's clock) */
-	struct host_lag lag;
-};
-
-/* Writes the hosts' states, arrival times and clock windows back (rows
- * locked by alert_store_lock_states) and clears their silent flags, in
- * one prepared statement. */
-int alert_store_save_states(PGconn *c, const struct det_state_save *s, size_t n, char *err, size_t errlen);
+/* The id of the alert an action of a replayed sample opened back then
+ * (store_hook.replay): the alert of its host, scope and kind started at
+ * a->started_ms, else the open one (it adopted an open alert); 0 when
+ * there is none. */
+int alert_store_find(PGconn *c, const struct det_action *a, int64_t *id, char *err, size_t errlen);
 
 /* A host that posted again after the tick marked it silent. */
 struct det_host_back {
 	const char *host;
-	int64_t at_ms;	/* when its sample arrived (the server's clock) */
+	int32_t host_id;
+	int64_t ts_ms;	/* its first sample fed */
 };
 
-/* Resolves the hosts' open host_silent alerts at their arrival, never
- * before the alert opened, in one statement. */
+/* Resolves the hosts' open host_silent alerts at their sample times and
+ * clears their hosts.silent (the second statement goes with COMMIT). */
 int alert_store_hosts_back(PGconn *c, const struct det_host_back *b, size_t n, char *err, size_t errlen);
+
+/* detect_tick's work, outside any transaction: for each host whose last
+ * sample is older than max(3 x interval, 60 s) before now_ms and that is
+ * not marked silent, opens host_silent (started_at = its last sample,
+ * opened_at = now) and marks it, each in its own short transaction under
+ * the hosts row lock. *nopened receives how many. */
+int alert_store_tick_silent(PGconn *c, int64_t now_ms, int *nopened, char *err, size_t errlen);
 
 /* GET /api/v1/alerts on a given connection: *out = new reference to
  * {"alerts":[...]} (CONTRACT.md §3), newest started_at first. */

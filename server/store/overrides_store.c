@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "store_internal.h"
 
 static int fail(char *err, size_t errlen, const char *what, PGconn *c, PGresult *r)
 {
@@ -62,6 +63,10 @@ static json_t *row_json(PGresult *r, int i)
 
 int ovr_store_load(PGconn *c, struct ovr_set *set, char *err, size_t errlen)
 {
+	memset(set, 0, sizeof(*set));
+	/* an ingest transaction's rows may still be on their way (store_sql.c) */
+	if (store_pipe_finish(c, NULL, err, errlen) != STORE_OK)
+		return -1;
 	PGresult *r = PQexecParams(c,
 		"SELECT id, host, label_key, label_value, kind, params::text, note, "
 		"to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') "

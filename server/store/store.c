@@ -16,6 +16,7 @@
 
 #include <arpa/inet.h>
 #include <endian.h>
+#include <sys/random.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,10 +66,23 @@ int store_open(struct store **out, const struct store_config *cfg, char *err, si
 	st->retention_days = cfg->retention_days > 0 ? cfg->retention_days : 30;
 	st->rollup_retention_days = cfg->rollup_retention_days > 0 ? cfg->rollup_retention_days : 400;
 	st->pool = db_pool_new(cfg->conninfo, cfg->pool_size > 0 ? cfg->pool_size : 8);
+	st->ckpt_ms = cfg->checkpoint_ms > 0 ? cfg->checkpoint_ms : 30000;
 	st->metric_db = calloc(DICT_MAX_NAMES + 1, sizeof(*st->metric_db));
-	st->hosts = hcache_new();
+	st->own = owntab_new();
 	st->cgs = cgcache_new();
-	if (!st->pool || !st->metric_db || !st->hosts || !st->cgs) {
+	/* this process's lease on the hosts it owns: random, so that a
+	 * restarted server does not mistake its old memory for its own */
+	while (st->lease == 0) {
+		uint64_t v;
+		if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v)) {
+			PQfinish(c);
+			store_close(st);
+			snprintf(err, errlen, "could not read random bytes: %m");
+			return STORE_EINTERNAL;
+		}
+		st->lease = (int64_t)(v >> 1);
+	}
+	if (!st->pool || !st->metric_db || !st->own || !st->cgs) {
 		PQfinish(c);
 		store_close(st);
 		snprintf(err, errlen, "out of memory");
@@ -89,12 +103,25 @@ int store_open(struct store **out, const struct store_config *cfg, char *err, si
 	return STORE_OK;
 }
 
+void store_set_hook(struct store *st, const struct store_hook *hook)
+{
+	st->hook = *hook;
+}
+
 void store_close(struct store *st)
 {
 	if (!st)
 		return;
+	if (st->own && st->pool) {
+		/* what lives only in memory goes to the database (a kill -9
+		 * loses nothing either: the next owner replays the samples) */
+		char err[256];
+		int n;
+		if (store_checkpoint(st, true, &n, err, sizeof(err)) != STORE_OK)
+			fprintf(stderr, "vmscope: could not write the last checkpoints: %s\n", err);
+	}
+	owntab_free(st->own, st->hook.release, st->hook.ctx);
 	db_pool_free(st->pool);
-	hcache_free(st->hosts);
 	cgcache_free(st->cgs);
 	free(st->metric_db);
 	free(st->days);

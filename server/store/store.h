@@ -37,6 +37,7 @@ struct store_config {
 	const char *schema_dir;	/* directory of NNN_name.sql migrations */
 	int retention_days;	/* raw data kept; default 30 */
 	int rollup_retention_days;	/* 5-minute rollups kept; default 400 */
+	int checkpoint_ms;	/* owned hosts' state written back after this long; default 30 s */
 };
 
 /* Connects, applies pending migrations (idempotent, in a transaction each,
@@ -51,32 +52,67 @@ void store_close(struct store *st);
 /* True when a pooled connection answers `SELECT 1`. */
 bool store_ping(struct store *st);
 
-/* Called inside the ingest transaction after the samples are inserted and
- * before COMMIT, with the samples that were new (not duplicates), sorted by
- * (host, ts). The detector engine writes its alerts and state through it so
- * that samples, alerts and detector state commit together. Returns 0, or -1
- * to roll everything back (err written).
- *
- * The sample rows may still be on their way (pipelined, store_sql.c): a
- * hook marked pipelined promises that its first statement goes through
- * store_q_prep / store_q_prep_fmt (store_internal.h), which carries them in
- * the same round trip and reports their failure; for any other hook they
- * are flushed before it is called. Either way the hook's statements see the
- * rows. */
-struct store_tx_hook {
-	int (*fn)(void *ctx, PGconn *conn, const struct sample *const *fresh, size_t nfresh,
-		  char *err, size_t errlen);
-	void *ctx;
-	bool pipelined;
+/* One host of an ingest transaction, as the hook sees it. */
+struct store_hook_host {
+	const char *host;
+	int32_t host_id;
+	void *state;		/* the hook's state of the host (load), NULL without one */
+	const struct sample *const *fresh;	/* its newly stored samples, ts order */
+	size_t n;
+	bool silent;		/* hosts.silent: the tick opened host_silent for it */
 };
+
+/* What runs beside the storage of samples: the detector engine
+ * (server/ingest/detect.c). The store keeps a state per host for it in
+ * the memory of the server that owns the host (docs/design.md "Ingest"),
+ * checkpoints the state with the host's rollups, and rebuilds it when it
+ * takes a host over by loading the checkpoint and replaying the stored
+ * samples after it. Every member may be NULL (no state, no feed).
+ *
+ * feed runs inside the ingest transaction after the sample rows were sent
+ * and before COMMIT, so that samples and the alerts it writes commit
+ * together; its first statement must go through store_q_prep /
+ * store_q_prep_fmt or call store_pipe_finish (the rows may still be on
+ * their way, store_sql.c). Returns 0, or -1 to roll everything back (err
+ * written): the hosts' states are then dropped and rebuilt when next
+ * used. ovr_version is detector_overrides_version.v (-1 unknown).
+ *
+ * replay feeds one stored sample of a host taken over, inside that
+ * transaction: it must not write what the live feed wrote then (the
+ * alerts exist), only look up what it needs (the ids of the alerts its
+ * state refers to). */
+struct store_hook {
+	void *ctx;
+	/* the host's state from a checkpoint (len 0: a new host); NULL with
+	 * err written when out of memory */
+	void *(*load)(void *ctx, const char *host, const unsigned char *buf, size_t len, char *err, size_t errlen);
+	/* the checkpoint of a state (*buf malloc'd); -1 when out of memory */
+	int (*save)(void *ctx, const void *state, unsigned char **buf, size_t *len, int64_t *interval_ms);
+	void (*release)(void *ctx, void *state);
+	int (*feed)(void *ctx, PGconn *conn, const struct store_hook_host *hosts, size_t nhosts,
+		    int64_t ovr_version, char *err, size_t errlen);
+	int (*replay)(void *ctx, PGconn *conn, void *state, int32_t host_id, const struct sample *s,
+		      char *err, size_t errlen);
+};
+
+/* Sets the hook (copied) before the first store_put_samples. */
+void store_set_hook(struct store *st, const struct store_hook *hook);
 
 /* Stores n validated samples in one transaction and commits before
  * returning. A sample whose (host, ts to the millisecond) is already stored
  * counts as accepted and the stored copy stands. Creates partitions, hosts,
- * cgroups and metric names as needed. *nfresh receives the number newly
- * stored. hook may be NULL. Nothing of the request is stored on error. */
-int store_put_samples(struct store *st, const struct sample *s, size_t n,
-		      const struct store_tx_hook *hook, size_t *nfresh, char *err, size_t errlen);
+ * cgroups and metric names as needed and takes the hosts over from other
+ * servers. *nfresh receives the number newly stored. Nothing of the
+ * request is stored on error. */
+int store_put_samples(struct store *st, const struct sample *s, size_t n, size_t *nfresh, char *err,
+		      size_t errlen);
+
+/* Checkpoints the owned hosts whose first sample after their checkpoint
+ * is older than the checkpoint interval (all of them when all), and
+ * forgets hosts unused for a while. Called every second by the server's
+ * background thread, and at close. *nwritten receives the checkpoints
+ * written. STORE_* code. */
+int store_checkpoint(struct store *st, bool all, int *nwritten, char *err, size_t errlen);
 
 /* GET /api/v1/hosts: *out = new reference to
  * {"hosts":[{"host","last_seen","last_seen_ts","boot_id","kernel",

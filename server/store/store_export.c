@@ -45,6 +45,7 @@ struct xcg {
 
 struct store_export {
 	struct store *st;
+	PGconn *conn;		/* the caller's connection (a take-over), or NULL: pooled */
 	char host[HOST_NAME_MAXLEN + 1];
 	int32_t hid;
 	int64_t since, until;
@@ -67,8 +68,11 @@ struct store_export {
 	/* the current page */
 	PGresult *page;
 	int row, nrows;
-	struct hstate chain;	/* newest in-order row decoded so far */
+	struct hstate chain;	/* newest in-order row decoded so far (chain, boot kept) */
 	struct hstate tmp;	/* a self-contained late row */
+	bool keep_prev;		/* keep prev (a take-over's rollups need it) */
+	struct hstate prev;	/* the in-order row before chain (last_ts INT64_MIN: none) */
+	bool late;		/* the row last returned was a late one */
 };
 
 static int nomem(char *err, size_t errlen)
@@ -79,9 +83,15 @@ static int nomem(char *err, size_t errlen)
 
 static PGconn *conn_get(struct store_export *x, int *rc, char *err, size_t errlen)
 {
-	PGconn *c = db_pool_get(x->st->pool, STORE_POOL_WAIT_MS, err, errlen);
+	PGconn *c = x->conn ? x->conn : db_pool_get(x->st->pool, STORE_POOL_WAIT_MS, err, errlen);
 	*rc = c ? STORE_OK : STORE_EUNAVAIL;
 	return c;
+}
+
+static void conn_put(struct store_export *x, PGconn *c, int rc)
+{
+	if (c != x->conn)
+		db_pool_put(x->st->pool, c, rc == STORE_EUNAVAIL);
 }
 
 static void xmeta_release(struct xmeta *m)
@@ -265,8 +275,9 @@ static int load_meta(struct store_export *x, PGconn *c, char *err, size_t errlen
 	return STORE_OK;
 }
 
-int store_export_open(struct store *st, const char *host, int64_t since_ms, int64_t until_ms,
-		      struct store_export **out, char *err, size_t errlen)
+/* Opens a cursor on c (NULL: pooled connections) for host host_id. */
+static int export_open(struct store *st, PGconn *conn, const char *host, int32_t host_id, int64_t since_ms,
+		       int64_t until_ms, struct store_export **out, char *err, size_t errlen)
 {
 	struct store_export *x;
 	int rc;
@@ -279,16 +290,19 @@ int store_export_open(struct store *st, const char *host, int64_t since_ms, int6
 	if (!(x = calloc(1, sizeof(*x))))
 		return nomem(err, errlen);
 	x->st = st;
+	x->conn = conn;
+	x->hid = host_id;
 	snprintf(x->host, sizeof(x->host), "%s", host);
 	x->since = since_ms;
 	x->until = until_ms;
 	x->first_page = true;
 	hstate_init(&x->chain);
 	hstate_init(&x->tmp);
+	hstate_init(&x->prev);
 	PGconn *c = conn_get(x, &rc, err, errlen);
 	if (!c)
 		goto fail;
-	if ((rc = store_host_id(c, host, &x->hid, NULL, err, errlen)) != STORE_OK ||
+	if ((!x->hid && (rc = store_host_id(c, host, &x->hid, NULL, err, errlen)) != STORE_OK) ||
 	    (rc = load_names(x, c, err, errlen)) != STORE_OK ||
 	    (rc = load_host_tables(x, c, err, errlen)) != STORE_OK ||
 	    (rc = load_meta(x, c, err, errlen)) != STORE_OK)
@@ -307,7 +321,7 @@ int store_export_open(struct store *st, const char *host, int64_t since_ms, int6
 		PQclear(r);
 	}
 put:
-	db_pool_put(st->pool, c, rc == STORE_EUNAVAIL);
+	conn_put(x, c, rc);
 	if (rc == STORE_OK) {
 		*out = x;
 		return STORE_OK;
@@ -315,6 +329,34 @@ put:
 fail:
 	store_export_close(x);
 	return rc;
+}
+
+int store_export_open(struct store *st, const char *host, int64_t since_ms, int64_t until_ms,
+		      struct store_export **out, char *err, size_t errlen)
+{
+	return export_open(st, NULL, host, 0, since_ms, until_ms, out, err, errlen);
+}
+
+int store_replay_open(struct store *st, PGconn *c, const char *host, int32_t host_id, int64_t since_ms,
+		      int64_t until_ms, struct store_export **out, char *err, size_t errlen)
+{
+	int rc = export_open(st, c, host, host_id, since_ms, until_ms, out, err, errlen);
+	if (rc == STORE_OK)
+		(*out)->keep_prev = true;
+	return rc;
+}
+
+void store_replay_row(const struct store_export *x, bool *late, const struct hstate **cur,
+		      const struct hstate **prev)
+{
+	*late = x->late;
+	*cur = x->late ? &x->tmp : &x->chain;
+	*prev = x->prev.last_ts != INT64_MIN ? &x->prev : NULL;
+}
+
+struct hstate *store_replay_chain(struct store_export *x)
+{
+	return &x->chain;
 }
 
 void store_export_close(struct store_export *x)
@@ -333,6 +375,7 @@ void store_export_close(struct store_export *x)
 	xmeta_release(&x->fallback);
 	hstate_release(&x->chain);
 	hstate_release(&x->tmp);
+	hstate_release(&x->prev);
 	free(x);
 }
 
@@ -358,7 +401,7 @@ static int fetch_page(struct store_export *x, char *err, size_t errlen)
 		     : "SELECT ts_ms, boot, kf, d, c FROM samples WHERE host_id = $1 "
 		     "AND ts_ms > $2 AND ts_ms <= $3 ORDER BY ts_ms LIMIT $4",
 		     4, prm, 1, &x->page, "read samples", err, errlen);
-	db_pool_put(x->st->pool, c, rc == STORE_EUNAVAIL);
+	conn_put(x, c, rc);
 	if (rc != STORE_OK)
 		return rc;
 	x->first_page = false;
@@ -382,7 +425,7 @@ static int reload(struct store_export *x, char *err, size_t errlen)
 		return rc;
 	if ((rc = load_names(x, c, err, errlen)) == STORE_OK)
 		rc = load_host_tables(x, c, err, errlen);
-	db_pool_put(x->st->pool, c, rc == STORE_EUNAVAIL);
+	conn_put(x, c, rc);
 	return rc;
 }
 
@@ -393,7 +436,13 @@ static uint32_t dict_of(struct store_export *x, uint32_t mid)
 		return 0;
 	if (!x->dict_id[mid]) {
 		const char *name = PQgetvalue(x->names, x->name_row[mid], 1);
-		x->dict_id[mid] = dict_intern(name, strlen(name));
+		uint32_t did = dict_intern(name, strlen(name));
+		x->dict_id[mid] = did;
+		if (did) {	/* the store's cache learns it too (rollups of a take-over) */
+			pthread_mutex_lock(&x->st->mu);
+			x->st->metric_db[did] = (int32_t)mid;
+			pthread_mutex_unlock(&x->st->mu);
+		}
 	}
 	return x->dict_id[mid];
 }
@@ -513,7 +562,8 @@ int store_export_next(struct store_export *x, struct sample *s, char *err, size_
 
 		if (codec_get_uvarint(&p, d + dlen, &off) < 0)
 			goto corrupt;
-		if (off == 0 && !kf) {
+		x->late = off == 0 && !kf;
+		if (x->late) {
 			/* a late row: self-contained, not a base for anything */
 			h = &x->tmp;
 		} else {
@@ -521,6 +571,12 @@ int store_export_next(struct store_export *x, struct sample *s, char *err, size_
 			if (off != 0 && (x->chain.last_ts == INT64_MIN || (uint64_t)(ts - x->chain.last_ts) != off))
 				goto corrupt;
 			h = &x->chain;
+			if (x->keep_prev && hstate_copy(&x->prev, &x->chain) < 0) {
+				sample_release(s);
+				return nomem(err, errlen);
+			}
+			x->chain.chain = kf ? 1 : x->chain.chain + 1;
+			x->chain.boot = boot;
 		}
 		if (hstate_apply_row(h, d, dlen, cg, clen) < 0)
 			goto corrupt;

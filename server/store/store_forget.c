@@ -50,8 +50,7 @@ int store_forget_host(struct store *st, const char *host, struct forget_counts *
 	int32_t id = (int32_t)strtol(PQgetvalue(r, 0, 0), NULL, 10);
 	PQclear(r);
 	snprintf(hid, sizeof(hid), "%d", id);
-	/* detector_state first: ingest locks it right after the hosts row */
-	if ((rc = del(c, "DELETE FROM detector_state WHERE host = $1", host, &dummy,
+	if ((rc = del(c, "DELETE FROM detector_state WHERE host_id = $1::int", hid, &dummy,
 		      "delete detector state", err, errlen)) != STORE_OK ||
 	    (rc = del(c, "DELETE FROM samples WHERE host_id = $1::int", hid, &n->samples,
 		      "delete samples", err, errlen)) != STORE_OK ||
@@ -69,8 +68,8 @@ int store_forget_host(struct store *st, const char *host, struct forget_counts *
 		      "delete host", err, errlen)) != STORE_OK)
 		goto out;
 	rc = store_q(c, "COMMIT", 0, NULL, 0, NULL, "commit", err, errlen);
-	if (rc == STORE_OK)
-		hcache_drop(st->hosts, id);	/* the encoding state of rows that are gone */
+	if (rc == STORE_OK)	/* this server's memory of rows that are gone */
+		owntab_forget(st->own, host, st->hook.release, st->hook.ctx);
 out:
 	if (rc != STORE_OK && PQstatus(c) == CONNECTION_OK && PQtransactionStatus(c) != PQTRANS_IDLE)
 		PQclear(PQexec(c, "ROLLBACK"));

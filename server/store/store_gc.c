@@ -82,10 +82,10 @@ static void wake_next_leader(struct store *st)
  * switches were ~17 % of the server's CPU at 1,000 samples/s, perf in
  * docs/scaling.md.) A signal is always sent with gc_mu held, so a
  * request cannot return (and its cv go away) before it was sent. */
-int store_put_samples(struct store *st, const struct sample *s, size_t n,
-		      const struct store_tx_hook *hook, size_t *nfresh, char *err, size_t errlen)
+int store_put_samples(struct store *st, const struct sample *s, size_t n, size_t *nfresh, char *err,
+		      size_t errlen)
 {
-	struct putreq me = { .s = s, .n = n, .hook = hook, .err = err, .errlen = errlen };
+	struct putreq me = { .s = s, .n = n, .err = err, .errlen = errlen };
 	struct putreq *batch[STORE_GC_MAX_REQS];
 
 	*nfresh = 0;

@@ -7,7 +7,8 @@
  *   store_put.c, store_gc.c, store_series*.c, store_export.c, store_fleet.c,
  *   store_compare.c, store_forget.c, store_signals.c, store_cgrollup.c,
  *   store_rollup.c, alert_store.c  what the store does
- *   store_state.c                 per-host encoding state and its caches
+ *   store_ckpt.c, store_take.c     checkpoints and take-overs of owned hosts
+ *   store_own.c, store_state.c    owned hosts in memory, encoding state, caches
  *   store_partition.c, store_lookup.c, store_conn.c
  *   store_sql.c                   statements, results, pipelining
  *   codec.c, pgarr.c, pgbin.c, pgcopy.c, db_pool.c, metric_kind.c
@@ -20,15 +21,18 @@
 #include "codec.h"
 #include "db_pool.h"
 #include "store.h"
+#include "store_rollup.h"
 
 #define STORE_DAY_MS 86400000LL
 #define STORE_KF_EVERY 64		/* in-order rows per delta chain */
 #define STORE_POOL_WAIT_MS 5000	/* longest wait for a free connection */
 #define STORE_CG_TOUCH_MS 60000	/* cgroups.last_ts_ms refreshed at most this often */
-#define STORE_HOST_CACHE_MAX 50000
 #define STORE_GC_MAX_REQS 256		/* requests sharing one ingest transaction */
 #define STORE_GC_MAX_SAMPLES 4000	/* samples in one, unless a single request has more */
 #define STORE_CG_CACHE_MAX 500000
+#define STORE_CKPT_BATCH 64		/* hosts checkpointed in one transaction */
+#define STORE_OWN_IDLE_MS 600000	/* an owned host unused this long leaves memory */
+#define STORE_OWN_MAX 50000		/* owned hosts kept in memory at most */
 
 /* The encoding state of a host: the values of its newest in-order row,
  * which the next in-order row is encoded against. */
@@ -53,22 +57,14 @@ void hstate_release(struct hstate *h);
 /* Makes h the state of "no row": the next in-order row is a keyframe. */
 void hstate_reset(struct hstate *h);
 
+/* Makes dst a copy of src's values, ts, chain length and boot number
+ * (not its boot_id), reusing dst's memory. -1 when out of memory. */
+int hstate_copy(struct hstate *dst, const struct hstate *src);
+
 /* Applies one stored row (d, c as in the samples table) on top of h,
  * which must hold the row's base when the row is a delta. Returns 0 or -1
  * on malformed data. */
 int hstate_apply_row(struct hstate *h, const uint8_t *d, size_t dlen, const uint8_t *c, size_t clen);
-
-/* Cache of hstates keyed by host id, stored packed (self-contained
- * encoding). take removes the entry: a transaction works on its own copy
- * and puts the new state back only after COMMIT. */
-struct hcache;
-struct hcache *hcache_new(void);
-void hcache_free(struct hcache *hc);
-/* Returns 1 and fills out (initialised by the call) when present, 0 when not. */
-int hcache_take(struct hcache *hc, int32_t host_id, struct hstate *out);
-/* Stores a packed copy of h (h is not consumed). */
-void hcache_put(struct hcache *hc, const struct hstate *h);
-void hcache_drop(struct hcache *hc, int32_t host_id);
 
 /* Cache of cgroup ids keyed by (host id, version, path). */
 struct cgcache;
@@ -79,6 +75,94 @@ void cgcache_free(struct cgcache *cc);
 uint32_t cgcache_get(struct cgcache *cc, int32_t host_id, int version, const char *path, int64_t *touched);
 void cgcache_set(struct cgcache *cc, int32_t host_id, int version, const char *path, uint32_t id, int64_t touched);
 
+/* A host this server owns (store_own.c): what ingest needs of it between
+ * transactions, kept in memory under the host's lease (hosts.lease,
+ * schema/090_host_ownership.sql). Only the thread that checked the entry
+ * out reads or writes its fields (besides name and the table's links).
+ * Invariant while valid: the database holds every sample up to max_ts,
+ * detector_state.last_ts_ms is ckpt_ts, rollup_5m holds the host's
+ * in-order samples up to ckpt_ts and cells the ones after it, enc holds
+ * the values of the newest in-order row, hs is the hook's state after the
+ * in-order samples up to max_ts. Anything else (a failed transaction, a
+ * lost lease) resets the entry, and the next transaction rebuilds it from
+ * the database (store_take.c). */
+/* A cgroup of an owned host's newest sample (store_put.c's shortcut). */
+struct owncg {
+	uint32_t id;
+	int version;
+	int64_t touched;	/* cgroups.last_ts_ms as last written or read */
+	char *path;		/* owned */
+};
+
+struct own {
+	struct own *next;	/* hash chain (store_own.c) */
+	char name[HOST_NAME_MAXLEN + 1];
+	int32_t host_id;	/* 0: not known yet */
+	bool busy;		/* checked out */
+	bool valid;
+	int64_t max_ts;		/* newest stored ts, INT64_MIN: none */
+	struct hstate enc;
+	void *hs;		/* the hook's state of the host (store_hook.load), or NULL */
+	int64_t ckpt_ts;
+	struct rollup_cells cells;
+	int64_t dirty_ms;	/* clock (ms) of the first sample after the checkpoint, 0: none */
+	int64_t used_ms;	/* clock (ms) of the last check-in */
+	struct owncg *cgs;	/* the cgroups of the newest sample, in its order */
+	size_t ncgs;
+	/* the descriptive fields of the newest sample as host_meta has them
+	 * (labels as compact JSON with sorted keys); meta_known false: none yet */
+	bool meta_known;
+	char *kernel, *agent_version, *labels;
+};
+
+struct owntab;
+struct owntab *owntab_new(void);
+/* Frees every entry (release: how to free a hook state). */
+void owntab_free(struct owntab *t, void (*release)(void *ctx, void *hs), void *ctx);
+/* Checks out the entries of names[0..n) (sorted by strcmp, distinct),
+ * creating missing ones, into out[]; waits while one is checked out
+ * elsewhere (in name order, so two callers never wait on each other).
+ * Returns 0, or -1 when out of memory (nothing checked out). */
+int owntab_checkout(struct owntab *t, const char *const *names, size_t n, struct own **out);
+/* Checks out, without waiting, up to max valid entries with samples after
+ * their checkpoint that came at or before dirty_before (ms, monotonic
+ * clock); and drops entries unused since idle_before that have none. */
+size_t owntab_checkout_dirty(struct owntab *t, int64_t dirty_before, int64_t idle_before, struct own **out,
+			     size_t max, void (*release)(void *ctx, void *hs), void *ctx);
+/* Checks the entries in again (wakes waiters). */
+void owntab_checkin(struct owntab *t, struct own *const *e, size_t n);
+/* Removes the entry of name if it is not checked out (a forgotten host);
+ * an entry in use is reset by its user. */
+void owntab_forget(struct owntab *t, const char *name, void (*release)(void *ctx, void *hs), void *ctx);
+size_t owntab_count(struct owntab *t);
+
+/* Frees and clears an entry's descriptive fields. */
+void own_clear_meta(struct own *e);
+
+/* Frees cgs[0..n) and the array; frees and clears an entry's. */
+void own_free_cgs(struct owncg *cgs, size_t n);
+void own_free_cgs_of(struct own *e);
+
+/* Makes a checked-out entry invalid and frees its state (it is rebuilt
+ * from the database when next used). */
+void own_reset(struct store *st, struct own *e);
+
+/* Monotonic clock in ms. */
+int64_t store_clock_ms(void);
+
+/* Inside the caller's transaction: takes host e over (hosts.lease set to
+ * this server's, which locks the row until the transaction ends) and
+ * rebuilds its entry from the database: the encoding state of its newest
+ * in-order row, the hook's state from the checkpoint and the stored
+ * samples after it, the rollup cells of those. e->host_id must be set.
+ * STORE_ENOTFOUND when the host row is gone (forgotten meanwhile). */
+int store_take(struct store *st, PGconn *c, struct own *e, char *err, size_t errlen);
+
+/* Writes the checkpoints of the checked-out valid entries e[0..n) in one
+ * transaction (store_ckpt.c); an entry whose checkpoint another server
+ * moved meanwhile is reset. STORE_* code. */
+int store_ckpt_write(struct store *st, PGconn *c, struct own *const *e, size_t n, char *err, size_t errlen);
+
 struct store {
 	struct db_pool *pool;
 	int retention_days;
@@ -87,10 +171,13 @@ struct store {
 	int32_t *metric_db;		/* dict id -> metric_names.id, 0 unknown */
 	int64_t *days;			/* day numbers with a partition, sorted */
 	size_t ndays, capdays;
-	struct hcache *hosts;
 	struct cgcache *cgs;
 	int rollup_months[32];		/* yyyymm with a rollup partition */
 	size_t nrollup_months;
+	struct owntab *own;		/* hosts this server owns (store_own.c) */
+	int64_t lease;			/* this store's hosts.lease value, random, not 0 */
+	struct store_hook hook;		/* zeroed: none */
+	int ckpt_ms;			/* --checkpoint-interval */
 	/* group commit of store_put_samples (store_put.c) */
 	pthread_mutex_t gc_mu;
 	struct putreq *gc_head, *gc_tail;	/* waiting requests, FIFO */
@@ -101,7 +188,6 @@ struct store {
 struct putreq {
 	const struct sample *s;
 	size_t n;
-	const struct store_tx_hook *hook;
 	size_t nfresh;
 	int rc;
 	char *err;		/* the caller's buffer */
@@ -131,7 +217,10 @@ int store_result(PGconn *c, PGresult *r, PGresult **out, const char *what, char 
  * ones, whose parse and plan cost PostgreSQL more than running them. */
 enum store_prep_id {
 	STORE_PREP_WRITE, STORE_PREP_ROLLUP,
-	STORE_PREP_DET_LOCK, STORE_PREP_DET_SAVE,	/* the detectors' state (alert_store.c) */
+	STORE_PREP_HOST,	/* an ingest transaction's lease-checked host row update */
+	STORE_PREP_CGTOUCH,	/* cgroups' last-seen times */
+	STORE_PREP_META,	/* a host_meta row */
+	STORE_PREP_CKPT,	/* a checkpoint's state update (store_ckpt.c) */
 	STORE_PREP_N
 };
 
@@ -158,6 +247,18 @@ int store_q_prep_fmt(PGconn *c, enum store_prep_id id, const char *sql, int npar
 int store_q_prep_send(PGconn *c, enum store_prep_id id, const char *sql, int nparams,
 		      const char *const *params, const int *lengths, const int *formats, int binary,
 		      const char *what, char *err, size_t errlen);
+
+/* store_q_prep_send that also keeps the statement's result: the finish
+ * that reads it stores it in *keep (the caller PQclears it), NULL when it
+ * failed (*keep is set to NULL at once). */
+int store_q_prep_keep(PGconn *c, enum store_prep_id id, const char *sql, int nparams,
+		      const char *const *params, const int *lengths, const int *formats, int binary,
+		      PGresult **keep, const char *what, char *err, size_t errlen);
+
+/* An unprepared statement (text parameters and results) sent without
+ * waiting, as store_q_prep_keep (keep may be NULL). */
+int store_q_send(PGconn *c, const char *sql, int nparams, const char *const *params, PGresult **keep,
+		 const char *what, char *err, size_t errlen);
 
 /* Reads the results of the commands waiting on c and leaves pipeline mode
  * (a no-op when none wait). Returns the first failure's STORE_E* code with
@@ -220,6 +321,19 @@ int store_metric_id(struct store *st, PGconn *c, const char *name, int32_t *id, 
 
 /* Host id by name: STORE_OK, STORE_ENOTFOUND or an error. */
 int store_host_id(PGconn *c, const char *host, int32_t *id, int64_t *last_ts, char *err, size_t errlen);
+
+/* A take-over's replay (store_export.c): a cursor like store_export_open's
+ * on the caller's connection (kept for the cursor's life) for a host whose
+ * id is known; store_export_next gives its samples, store_replay_row what
+ * the row last given was (a late one, its values in database ids, the
+ * in-order row before it) and store_replay_chain the newest in-order row's
+ * state after the last one (chain length and boot number kept). */
+struct store_export;
+int store_replay_open(struct store *st, PGconn *c, const char *host, int32_t host_id, int64_t since_ms,
+		      int64_t until_ms, struct store_export **out, char *err, size_t errlen);
+void store_replay_row(const struct store_export *x, bool *late, const struct hstate **cur,
+		      const struct hstate **prev);
+struct hstate *store_replay_chain(struct store_export *x);
 
 /* RFC 3339 UTC with milliseconds. */
 void store_rfc3339(int64_t ts_ms, char *buf, size_t cap);

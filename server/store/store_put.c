@@ -1,23 +1,32 @@
 /* store_put.c - ingest: store_put_samples, one transaction per batch.
  *
- * Order of work inside the transaction (docs/design.md):
- *   1. lock the batch's host rows in name order (creating new hosts): this
- *      serialises the ingest of one host across threads and servers, so
- *      its encoding state and duplicate check cannot race
- *   2. drop duplicates (inside the batch, and against stored rows when a
+ * The hosts of a batch are owned by this server (store_own.c): their
+ * encoding state, detector state and rollup cells are in memory. A
+ * transaction (docs/design.md "Ingest"):
+ *   1. checks the hosts' entries out (another transaction of this server
+ *      with one of them waits); hosts the server does not hold, or lost to
+ *      another server, are taken over and rebuilt from the database
+ *      (store_take.c)
+ *   2. drops duplicates (inside the batch, and against stored rows when a
  *      sample is not newer than the host's newest)
- *   3. resolve cgroup and boot ids (INSERT ... ON CONFLICT, sorted; metric
+ *   3. updates each host's row WHERE its lease is this server's: that
+ *      locks the row (one host at a time across servers) and proves that
+ *      nobody wrote the host since this server's memory of it; a host
+ *      another server took meanwhile rolls the transaction back, is taken
+ *      back and the transaction runs again
+ *   4. resolves cgroup and boot ids (INSERT ... ON CONFLICT, sorted; metric
  *      names were resolved before the transaction, see resolve_metrics)
- *   4. encode each fresh sample against the host's previous in-order row
- *   5. insert all rows, update the host rows and refresh cgroup last-seen
- *      times with one statement, run the hook
- *   6. COMMIT; only then publish ids and encoding states to the caches
+ *   5. encodes each fresh sample against the host's previous in-order row,
+ *      adds it to the host's rollup cells, inserts the rows, runs the hook
+ *      (the detectors, on their in-memory state)
+ *   6. COMMIT. A failure after step 5 began drops the hosts' memory: it is
+ *      rebuilt from the database on next use.
+ * The common case costs two round trips: the host updates (with BEGIN),
+ * then the rows with COMMIT.
  *
  * Several callers' requests may share one transaction: store_gc.c.
  */
 #include "store_internal.h"
-#include "store_health.h"
-#include "store_rollup.h"
 
 #include "dict.h"
 #include "pgarr.h"
@@ -27,25 +36,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PUT_RETRY 1	/* store_run_tx's own code: run the transaction again */
+#define PUT_TRIES 3
+
 struct item {
 	const struct sample *s;
 	size_t idx;		/* position in the combined batch: request order, then
 				 * the caller's order, so the first copy stands */
 	int req;		/* index of the request it came from */
 	int host;		/* index into the batch's hosts */
-	bool dup;
+	bool dup_batch;		/* an earlier copy of (host, ts) is in the batch */
+	bool dup;		/* not fresh: dup_batch, or stored already */
 	int boot;
+	uint32_t *cgid;		/* its cgroups' ids (into put.cgids) */
 };
 
 struct hreq {
 	const char *name;
-	int32_t id;
-	int64_t max_ts;		/* newest stored ts; INT64_MIN: none */
-	char *boot_id;		/* hosts.boot_id, owned */
+	struct own *e;		/* checked out */
+	int32_t id;		/* e->host_id for this transaction */
 	size_t first, end;	/* items[first..end) are this host's */
-	struct hstate st;
 	size_t nfresh;
-	const struct sample *newest, *oldest;
+	const struct sample *newest, *oldest;	/* of the fresh samples */
+	bool taken;		/* taken over in this try */
+	const struct item *last_in;	/* its newest in-order fresh sample, NULL: none */
+	bool silent;
+	PGresult *upd;		/* its row update's answer */
+	char *labels;		/* the newest fresh sample's labels as compact JSON, sorted */
+	bool meta;		/* its descriptive fields are new: a host_meta row was sent */
 };
 
 struct cgpend {
@@ -65,9 +83,13 @@ struct put {
 	size_t n;
 	struct hreq *hosts;
 	size_t nh;
-	struct cgpend *cgs;	/* cgroups of fresh samples */
+	struct own **owned;	/* the hosts' entries, in host order */
+	struct cgpend *cgs;	/* cgroups of fresh samples the host's entry did not know */
 	size_t ncgs, capcgs;
-	struct rollup_acc roll;	/* 5-minute rollups of the fresh in-order samples */
+	uint32_t *cgids;	/* the items' cgroup ids */
+	struct rollup_ctx rx;	/* the rollup slots' metric ids */
+	bool mutated;		/* entries changed: a failure resets them */
+	int64_t ovr_version;	/* detector_overrides_version.v, -1 unknown */
 };
 
 static int oom(struct put *p)
@@ -105,86 +127,64 @@ static struct hreq *find_host(struct put *p, const char *name)
 	return NULL;
 }
 
-/* Begins the transaction and locks the rows of names (a text[] literal),
- * recording id, newest ts and boot_id. Returns how many rows were locked,
- * or -1 with *rc set. */
-static int lock_hosts(struct put *p, const char *names, int *rc)
+/* Looks up the ids of the named hosts (a text[] literal) into their
+ * entries; returns how many were found, or -1 with *rc set. */
+static int lookup_ids(struct put *p, const char *names, int *rc)
 {
 	PGresult *r;
 	const char *prm[1] = { names };
 
-	/* opens the transaction in the same round trip */
-	*rc = store_q_begin(p->c, "SELECT id, name, last_ts_ms, boot_id FROM hosts WHERE name = ANY($1::text[]) "
-			    "ORDER BY name COLLATE \"C\" FOR UPDATE", 1, prm, 0, &r, "lock hosts", p->err, p->errlen);
+	*rc = store_q(p->c, "SELECT id, name FROM hosts WHERE name = ANY($1::text[])", 1, prm, 0, &r,
+		      "look up hosts", p->err, p->errlen);
 	if (*rc != STORE_OK)
 		return -1;
 	int n = PQntuples(r);
 	for (int i = 0; i < n; i++) {
 		struct hreq *h = find_host(p, PQgetvalue(r, i, 1));
-		if (!h)
-			continue;
-		h->id = (int32_t)strtol(PQgetvalue(r, i, 0), NULL, 10);
-		h->max_ts = PQgetisnull(r, i, 2) ? INT64_MIN : strtoll(PQgetvalue(r, i, 2), NULL, 10);
-		free(h->boot_id);
-		h->boot_id = NULL;
-		if (!PQgetisnull(r, i, 3) && !(h->boot_id = strdup(PQgetvalue(r, i, 3)))) {
-			PQclear(r);
-			*rc = oom(p);
-			return -1;
-		}
+		if (h)
+			h->e->host_id = (int32_t)strtol(PQgetvalue(r, i, 0), NULL, 10);
 	}
 	PQclear(r);
 	return n;
 }
 
-/* Begins the transaction and locks the batch's host rows. Hosts seen
- * for the first time are first added in a separate, autocommitted
- * statement and the transaction restarted: inserting them inside it
- * would lock new rows out of name order and deadlock against another
- * batch that locks them as existing rows. A host row without samples is
- * invisible to the API (samples = 0), so a failed request leaves nothing
- * anyone sees. */
-static int resolve_hosts(struct put *p)
+/* Gives every host of the batch whose entry has no id yet its id, adding
+ * the hosts seen for the first time (autocommitted, before the
+ * transaction: a host row without samples is invisible to the API, so a
+ * failed request leaves nothing anyone sees). */
+static int resolve_ids(struct put *p)
 {
-	struct cbuf all, missing;
+	struct cbuf names;
+	size_t nmiss = 0;
 	int rc = STORE_OK;
 
-	cbuf_init(&all);
-	cbuf_init(&missing);
-	if (arr_begin(&all) < 0 || arr_begin(&missing) < 0)
+	cbuf_init(&names);
+	if (arr_begin(&names) < 0)
 		goto nomem;
-	for (size_t i = 0; i < p->nh; i++)
-		if (arr_text(&all, p->hosts[i].name) < 0)
-			goto nomem;
-	if (arr_end(&all) < 0)
-		goto nomem;
-	if (lock_hosts(p, (const char *)all.p, &rc) < 0)
-		goto out;
-	size_t nmiss = 0;
 	for (size_t i = 0; i < p->nh; i++) {
-		if (p->hosts[i].id)
+		if (p->hosts[i].e->host_id)
 			continue;
-		if (arr_text(&missing, p->hosts[i].name) < 0)
+		if (arr_text(&names, p->hosts[i].name) < 0)
 			goto nomem;
 		nmiss++;
 	}
 	if (!nmiss)
 		goto out;
-	if (arr_end(&missing) < 0)
+	if (arr_end(&names) < 0)
 		goto nomem;
-	const char *prm[1] = { (const char *)missing.p };
-	if ((rc = store_q(p->c, "ROLLBACK", 0, NULL, 0, NULL, "roll back", p->err, p->errlen)) != STORE_OK ||
-	    (rc = store_q(p->c, "INSERT INTO hosts (name) SELECT x FROM unnest($1::text[]) AS x "
+	int found = lookup_ids(p, (const char *)names.p, &rc);
+	if (found < 0 || (size_t)found == nmiss)
+		goto out;
+	const char *prm[1] = { (const char *)names.p };
+	if ((rc = store_q(p->c, "INSERT INTO hosts (name) SELECT x FROM unnest($1::text[]) AS x "
 			  "WHERE NOT EXISTS (SELECT 1 FROM hosts h WHERE h.name = x) "
 			  "ORDER BY x COLLATE \"C\" ON CONFLICT (name) DO NOTHING",
 			  1, prm, 0, NULL, "add hosts", p->err, p->errlen)) != STORE_OK)
 		goto out;
-	for (size_t i = 0; i < p->nh; i++)
-		p->hosts[i].id = 0;
-	if (lock_hosts(p, (const char *)all.p, &rc) < 0)
+	if (lookup_ids(p, (const char *)names.p, &rc) < 0)
 		goto out;
 	for (size_t i = 0; i < p->nh; i++) {
-		if (!p->hosts[i].id) {
+		if (!p->hosts[i].e->host_id) {
 			snprintf(p->err, p->errlen, "could not add host %s", p->hosts[i].name);
 			rc = STORE_EINTERNAL;
 			goto out;
@@ -194,9 +194,28 @@ static int resolve_hosts(struct put *p)
 nomem:
 	rc = oom(p);
 out:
-	cbuf_release(&all);
-	cbuf_release(&missing);
+	cbuf_release(&names);
 	return rc;
+}
+
+/* Takes over the hosts whose entries are not valid (a host new to this
+ * server, or one another server took meanwhile); the transaction is open. */
+static int take_hosts(struct put *p)
+{
+	for (size_t i = 0; i < p->nh; i++) {
+		struct hreq *h = &p->hosts[i];
+		if (h->e->valid)
+			continue;
+		h->taken = true;
+		int rc = store_take(p->st, p->c, h->e, p->err, p->errlen);
+		if (rc == STORE_ENOTFOUND) {
+			h->e->host_id = 0;	/* forgotten meanwhile: added again on the next try */
+			return PUT_RETRY;
+		}
+		if (rc != STORE_OK)
+			return rc;
+	}
+	return STORE_OK;
 }
 
 /* ---- 2. duplicates already stored ---- */
@@ -208,6 +227,8 @@ static int check_stored(struct put *p)
 	int rc = STORE_OK;
 	PGresult *r = NULL;
 
+	for (size_t i = 0; i < p->n; i++)
+		p->items[i].dup = p->items[i].dup_batch;
 	cbuf_init(&hids);
 	cbuf_init(&tss);
 	if (arr_begin(&hids) < 0 || arr_begin(&tss) < 0)
@@ -215,7 +236,7 @@ static int check_stored(struct put *p)
 	for (size_t i = 0; i < p->n; i++) {
 		struct item *it = &p->items[i];
 		struct hreq *h = &p->hosts[it->host];
-		if (it->dup || h->max_ts == INT64_MIN || it->s->ts_ms > h->max_ts)
+		if (it->dup || h->e->max_ts == INT64_MIN || it->s->ts_ms > h->e->max_ts)
 			continue;
 		if (arr_num(&hids, h->id) < 0 || arr_num(&tss, it->s->ts_ms) < 0)
 			goto nomem;
@@ -247,6 +268,121 @@ out:
 	cbuf_release(&hids);
 	cbuf_release(&tss);
 	return rc;
+}
+
+/* ---- 3. the host rows, under the lease ---- */
+
+/* Each host's row gets its newest values WHERE the lease is ours, one
+ * statement per host (a statement on Citus must stay on its host's shard;
+ * on one PostgreSQL a set-based UPDATE ... FROM unnest got a plan 5 times
+ * as costly per host as these). RETURNING silent for the hook, and the
+ * overrides version (read here rather than by a statement of its own). */
+static const char host_sql[] =
+	"UPDATE hosts SET first_ts_ms = LEAST(coalesce(first_ts_ms, $3::bigint), $3::bigint), "
+	"last_ts_ms = GREATEST(coalesce(last_ts_ms, $4::bigint), $4::bigint), samples = samples + $5::bigint, "
+	"boot_id = CASE WHEN $6::bool THEN $7::text ELSE boot_id END, "
+	"kernel = CASE WHEN $6::bool THEN $8::text ELSE kernel END, "
+	"agent_version = CASE WHEN $6::bool THEN $9::text ELSE agent_version END, "
+	"labels = CASE WHEN $6::bool THEN $10::jsonb ELSE labels END, "
+	"ncgroups = CASE WHEN $6::bool THEN $11::int ELSE ncgroups END "
+	"WHERE id = $2::int AND lease = $1::bigint "
+	"RETURNING silent, (SELECT v FROM detector_overrides_version)";
+
+static bool str_differs(const char *a, const char *b)
+{
+	return (a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0);
+}
+
+static const char meta_sql[] =
+	"INSERT INTO host_meta (host_id, ts_ms, kernel, agent_version, labels) "
+	"VALUES ($1::int, $2::bigint, $3::text, $4::text, $5::jsonb) ON CONFLICT (host_id, ts_ms) DO UPDATE "
+	"SET kernel = excluded.kernel, agent_version = excluded.agent_version, labels = excluded.labels";
+
+/* Sends host h's row update (its result kept in h->upd), and a host_meta
+ * row when its newest sample's descriptive fields differ from the last
+ * ones recorded (a new kernel, agent or labels: rare). */
+static int send_host(struct put *p, struct hreq *h, const char *lease)
+{
+	char id[16], first[24], last[24], n[24], ncg[16];
+	const struct sample *s = h->newest;
+
+	h->nfresh = 0;
+	h->newest = h->oldest = NULL;
+	for (size_t i = h->first; i < h->end; i++) {
+		const struct sample *x = p->items[i].s;
+		if (p->items[i].dup)
+			continue;
+		h->nfresh++;
+		if (!h->oldest || x->ts_ms < h->oldest->ts_ms)
+			h->oldest = x;
+		if (!h->newest || x->ts_ms > h->newest->ts_ms)
+			h->newest = x;
+	}
+	if (!h->nfresh)
+		return STORE_OK;
+	s = h->newest;
+	/* newer: the newest fresh sample is the host's newest overall, so its
+	 * descriptive fields win */
+	bool newer = h->e->max_ts == INT64_MIN || s->ts_ms > h->e->max_ts;
+	free(h->labels);
+	h->labels = s->labels ? json_dumps(s->labels, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	if (s->labels && !h->labels)
+		return oom(p);
+	const char *labels = h->labels;
+	snprintf(id, sizeof(id), "%d", h->id);
+	snprintf(first, sizeof(first), "%lld", (long long)h->oldest->ts_ms);
+	snprintf(last, sizeof(last), "%lld", (long long)s->ts_ms);
+	snprintf(n, sizeof(n), "%zu", h->nfresh);
+	snprintf(ncg, sizeof(ncg), "%zu", s->ncg);
+	const char *prm[11] = { lease, id, first, last, n, newer ? "t" : "f", s->boot_id, s->kernel,
+				s->agent_version, labels ? labels : "{}", ncg };
+	int rc = store_q_prep_keep(p->c, STORE_PREP_HOST, host_sql, 11, prm, NULL, NULL, 0, &h->upd,
+				   "update the host", p->err, p->errlen);
+	const struct own *e = h->e;
+	h->meta = newer && (!e->meta_known || str_differs(e->kernel, s->kernel) ||
+			    str_differs(e->agent_version, s->agent_version) ||
+			    str_differs(e->labels, labels ? labels : "{}"));
+	if (rc == STORE_OK && h->meta) {
+		const char *mp[5] = { id, last, s->kernel, s->agent_version, labels ? labels : "{}" };
+		rc = store_q_prep_keep(p->c, STORE_PREP_META, meta_sql, 5, mp, NULL, NULL, 0, NULL,
+				       "record the host's fields", p->err, p->errlen);
+	}
+	return rc;
+}
+
+/* Sends the hosts' row updates (with BEGIN when the transaction is not
+ * open yet) and reads their answers: a host whose lease another server
+ * holds now (or that was forgotten) gets its entry reset and the
+ * transaction is run again (PUT_RETRY). */
+static int update_hosts(struct put *p, bool begun)
+{
+	char lease[24];
+	int rc;
+
+	if (!begun && (rc = store_q_send(p->c, "BEGIN", 0, NULL, NULL, "begin", p->err, p->errlen)) != STORE_OK)
+		return rc;
+	snprintf(lease, sizeof(lease), "%lld", (long long)p->st->lease);
+	for (size_t hi = 0; hi < p->nh; hi++)
+		if ((rc = send_host(p, &p->hosts[hi], lease)) != STORE_OK)
+			return rc;
+	if ((rc = store_pipe_finish(p->c, NULL, p->err, p->errlen)) != STORE_OK)
+		return rc;
+	bool lost = false;
+	for (size_t hi = 0; hi < p->nh; hi++) {
+		struct hreq *h = &p->hosts[hi];
+		if (!h->nfresh)
+			continue;
+		if (!h->upd || PQntuples(h->upd) != 1) {
+			/* another server took the host (or it was forgotten) */
+			own_reset(p->st, h->e);
+			lost = true;
+			continue;
+		}
+		h->silent = PQgetvalue(h->upd, 0, 0)[0] == 't';
+		if (!PQgetisnull(h->upd, 0, 1))
+			p->ovr_version = strtoll(PQgetvalue(h->upd, 0, 1), NULL, 10);
+	}
+	return lost ? PUT_RETRY : STORE_OK;
 }
 
 /* ---- 3. ids ---- */
@@ -295,7 +431,7 @@ static int resolve_metrics(struct put *p)
 	pthread_mutex_lock(&p->st->mu);
 	for (size_t i = 0; i < p->n && rc == STORE_OK; i++) {
 		const struct sample *s = p->items[i].s;
-		if (p->items[i].dup)
+		if (p->items[i].dup_batch)
 			continue;
 		if (collect_missing(p, &s->m, &miss, &n, &cap) < 0)
 			rc = STORE_EINTERNAL;
@@ -378,12 +514,30 @@ static struct cgpend *find_cg(struct put *p, int32_t host_id, int version, const
 	return bsearch(&key, p->cgs, p->ncgs, sizeof(*p->cgs), cmp_cgpend);
 }
 
-/* Lists the distinct cgroups of fresh samples with their newest ts, then
- * resolves the ids that the cache does not know. */
+static int add_pend(struct put *p, struct cgpend g)
+{
+	if (p->ncgs == p->capcgs) {
+		size_t ncap = p->capcgs ? p->capcgs * 2 : 64;
+		struct cgpend *t = realloc(p->cgs, ncap * sizeof(*t));
+		if (!t)
+			return -1;
+		p->cgs = t;
+		p->capcgs = ncap;
+	}
+	p->cgs[p->ncgs++] = g;
+	return 0;
+}
+
+/* Gives every cgroup of the fresh samples its id. Agents send a host's
+ * cgroups in the same order every time, so the host's entry remembers
+ * those of its newest sample (own.cgs) and a cgroup at the same position
+ * with the same path takes its id there. The others are listed (distinct,
+ * with their newest ts) and resolved through the cache and the database;
+ * so are those whose last-seen time is due for a refresh. */
 static int resolve_cgroups(struct put *p)
 {
 	struct cbuf hid, ver, path, ts;
-	size_t nmiss = 0;
+	size_t nmiss = 0, tot = 0, pos = 0;
 	int rc = STORE_OK;
 	PGresult *r = NULL;
 
@@ -391,25 +545,34 @@ static int resolve_cgroups(struct put *p)
 	cbuf_init(&ver);
 	cbuf_init(&path);
 	cbuf_init(&ts);
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->items[i].dup)
+			tot += p->items[i].s->ncg;
+	free(p->cgids);
+	if (!(p->cgids = calloc(tot ? tot : 1, sizeof(*p->cgids))))
+		goto nomem;
 	for (size_t i = 0; i < p->n; i++) {
-		const struct item *it = &p->items[i];
+		struct item *it = &p->items[i];
+		const struct own *e = p->hosts[it->host].e;
 		if (it->dup)
 			continue;
+		it->cgid = p->cgids + pos;
+		pos += it->s->ncg;
 		for (size_t k = 0; k < it->s->ncg; k++) {
-			if (p->ncgs == p->capcgs) {
-				size_t ncap = p->capcgs ? p->capcgs * 2 : 64;
-				struct cgpend *t = realloc(p->cgs, ncap * sizeof(*t));
-				if (!t)
-					goto nomem;
-				p->cgs = t;
-				p->capcgs = ncap;
+			const struct cgsample *cg = &it->s->cg[k];
+			struct cgpend g = { p->hosts[it->host].id, cg->version, cg->path, 0, it->s->ts_ms };
+			if (k < e->ncgs && e->cgs[k].version == cg->version && strcmp(e->cgs[k].path, cg->path) == 0) {
+				it->cgid[k] = e->cgs[k].id;
+				if (e->cgs[k].touched >= it->s->ts_ms - STORE_CG_TOUCH_MS)
+					continue;
+				g.id = it->cgid[k];	/* known, but its last-seen time is due */
 			}
-			p->cgs[p->ncgs++] = (struct cgpend){ p->hosts[it->host].id, it->s->cg[k].version,
-							      it->s->cg[k].path, 0, it->s->ts_ms };
+			if (add_pend(p, g) < 0)
+				goto nomem;
 		}
 	}
 	if (!p->ncgs)
-		goto out;
+		goto fill;
 	qsort(p->cgs, p->ncgs, sizeof(*p->cgs), cmp_cgpend);
 	size_t u = 0;
 	for (size_t i = 0; i < p->ncgs; i++) {
@@ -427,6 +590,8 @@ static int resolve_cgroups(struct put *p)
 	for (size_t i = 0; i < p->ncgs; i++) {
 		struct cgpend *g = &p->cgs[i];
 		int64_t touched;
+		if (g->id)
+			continue;	/* the entry's, with a refresh due */
 		g->id = cgcache_get(p->st->cgs, g->host_id, g->version, g->path, &touched);
 		if (g->id && touched >= g->touch - STORE_CG_TOUCH_MS)
 			g->touch = INT64_MIN;	/* fresh enough */
@@ -438,7 +603,7 @@ static int resolve_cgroups(struct put *p)
 		nmiss++;
 	}
 	if (!nmiss)
-		goto out;
+		goto fill;
 	if (arr_end(&hid) < 0 || arr_end(&ver) < 0 || arr_end(&path) < 0 || arr_end(&ts) < 0)
 		goto nomem;
 	const char *prm[4] = { (const char *)hid.p, (const char *)ver.p, (const char *)path.p, (const char *)ts.p };
@@ -473,9 +638,25 @@ static int resolve_cgroups(struct put *p)
 			goto out;
 		}
 	}
-	goto out;
+	goto fill;
 nomem:
 	rc = oom(p);
+	goto out;
+fill:
+	for (size_t i = 0; i < p->n; i++) {
+		struct item *it = &p->items[i];
+		for (size_t k = 0; !it->dup && k < it->s->ncg; k++) {
+			if (it->cgid[k])
+				continue;
+			struct cgpend *g = find_cg(p, p->hosts[it->host].id, it->s->cg[k].version, it->s->cg[k].path);
+			if (!g) {
+				snprintf(p->err, p->errlen, "could not add cgroup %s", it->s->cg[k].path);
+				rc = STORE_EINTERNAL;
+				goto out;
+			}
+			it->cgid[k] = g->id;
+		}
+	}
 out:
 	cbuf_release(&hid);
 	cbuf_release(&ver);
@@ -495,8 +676,8 @@ static int resolve_boot(struct put *p, struct hreq *h, const char *boot_id, int6
 		*boot = 0;
 		return STORE_OK;
 	}
-	if (h->st.boot_id && strcmp(h->st.boot_id, boot_id) == 0) {
-		*boot = h->st.boot;
+	if (h->e->enc.boot_id && strcmp(h->e->enc.boot_id, boot_id) == 0) {
+		*boot = h->e->enc.boot;
 		return STORE_OK;
 	}
 	snprintf(hid, sizeof(hid), "%d", h->id);
@@ -574,8 +755,9 @@ static int cmp_cgstate(const void *a, const void *b)
 }
 
 /* The sample s as a state (database ids), into cur (reusing its memory). */
-static int sample_state(struct put *p, const struct hreq *h, const struct sample *s, struct hstate *cur)
+static int sample_state(struct put *p, const struct item *it, struct hstate *cur)
 {
+	const struct sample *s = it->s;
 	int rc = 0;
 
 	pthread_mutex_lock(&p->st->mu);
@@ -593,12 +775,11 @@ static int sample_state(struct put *p, const struct hreq *h, const struct sample
 	}
 	cur->ncg = 0;
 	for (size_t k = 0; rc == 0 && k < s->ncg; k++) {
-		struct cgpend *g = find_cg(p, h->id, s->cg[k].version, s->cg[k].path);
-		if (!g || translate(p, &s->cg[k].m, &cur->cg[k].m) < 0) {
+		if (translate(p, &s->cg[k].m, &cur->cg[k].m) < 0) {
 			rc = -1;
 			break;
 		}
-		cur->cg[k].id = g->id;
+		cur->cg[k].id = it->cgid[k];
 		cur->ncg++;
 	}
 	pthread_mutex_unlock(&p->st->mu);
@@ -636,124 +817,72 @@ static int encode_row(const struct hstate *cur, const struct hstate *base, uint6
 	return rc;
 }
 
-static int sset_copy_into(struct sset *dst, const struct sset *src)
+/* Swaps the values of two states (not their host, chain or boot). */
+static void swap_values(struct hstate *a, struct hstate *b)
 {
-	if (sset_reserve(dst, src->n) < 0)
-		return -1;
-	if (src->n)
-		memcpy(dst->f, src->f, src->n * sizeof(*src->f));
-	dst->n = src->n;
-	return 0;
+	struct sset m = a->m;
+	struct cgstate *cg = a->cg;
+	size_t ncg = a->ncg, cap = a->cgcap;
+	a->m = b->m;
+	a->cg = b->cg;
+	a->ncg = b->ncg;
+	a->cgcap = b->cgcap;
+	b->m = m;
+	b->cg = cg;
+	b->ncg = ncg;
+	b->cgcap = cap;
 }
 
-/* Makes dst a copy of src's values (keeping host id, reusing memory). */
-static int state_copy(struct hstate *dst, const struct hstate *src)
-{
-	if (sset_copy_into(&dst->m, &src->m) < 0)
-		return -1;
-	if (src->ncg > dst->cgcap) {
-		struct cgstate *t = realloc(dst->cg, src->ncg * sizeof(*t));
-		if (!t)
-			return -1;
-		memset(t + dst->cgcap, 0, (src->ncg - dst->cgcap) * sizeof(*t));
-		dst->cg = t;
-		dst->cgcap = src->ncg;
-	}
-	dst->ncg = 0;
-	for (size_t k = 0; k < src->ncg; k++) {
-		dst->cg[k].id = src->cg[k].id;
-		if (sset_copy_into(&dst->cg[k].m, &src->cg[k].m) < 0)
-			return -1;
-		dst->ncg++;
-	}
-	return 0;
-}
-
-/* ---- 5. host rows and cgroup last-seen, written with the samples ---- */
-
-/* Columns of the host-row update, one array each (see write_sql). */
-enum { HU_ID, HU_FIRST, HU_LAST, HU_N, HU_NEWER, HU_BOOT, HU_KERNEL, HU_AGENT, HU_LABELS, HU_NCG, HU_COLS };
-
-static int host_arrays(struct put *p, struct cbuf *a)
-{
-	for (size_t hi = 0; hi < p->nh; hi++) {
-		struct hreq *h = &p->hosts[hi];
-		if (!h->nfresh)
-			continue;
-		const struct sample *s = h->newest;
-		char *labels = s->labels ? json_dumps(s->labels, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-		/* newer: the newest fresh sample is the host's newest overall,
-		 * so its descriptive fields win */
-		bool newer = s->ts_ms == h->max_ts;
-		int bad = arr_num(&a[HU_ID], h->id) | arr_num(&a[HU_FIRST], h->oldest->ts_ms) |
-			  arr_num(&a[HU_LAST], s->ts_ms) | arr_num(&a[HU_N], (long long)h->nfresh) |
-			  arr_sep(&a[HU_NEWER]) | cbuf_put(&a[HU_NEWER], newer ? "t" : "f", 1) |
-			  arr_text_or_null(&a[HU_BOOT], s->boot_id) | arr_text_or_null(&a[HU_KERNEL], s->kernel) |
-			  arr_text_or_null(&a[HU_AGENT], s->agent_version) |
-			  arr_text(&a[HU_LABELS], labels ? labels : "{}") | arr_num(&a[HU_NCG], (long long)s->ncg);
-		free(labels);
-		if (bad || (s->labels && !labels))
-			return -1;
-	}
-	return 0;
-}
+/* ---- 5. the rows ---- */
 
 /* cgroups whose last_ts_ms is due for a refresh */
-static int touch_arrays(struct put *p, struct cbuf *ids, struct cbuf *ts)
+static int touch_arrays(struct put *p, struct cbuf *ids, struct cbuf *ts, size_t *n)
 {
+	*n = 0;
 	for (size_t i = 0; i < p->ncgs; i++) {
 		if (p->cgs[i].touch == INT64_MIN)
 			continue;
 		if (arr_num(ids, p->cgs[i].id) < 0 || arr_num(ts, p->cgs[i].touch) < 0)
 			return -1;
+		(*n)++;
 	}
 	return 0;
 }
 
-/* Every write of the transaction in one statement (one round trip): the
- * rows, the host rows, the cgroup last-seen times. */
-static const char write_sql[] =
-	"WITH s AS (INSERT INTO samples (host_id, boot, kf, ts_ms, d, c) SELECT * FROM "
-	"unnest($1::int[], $2::smallint[], $3::bool[], $4::bigint[], $5::bytea[], $6::bytea[])), "
-	"h AS (UPDATE hosts SET first_ts_ms = LEAST(coalesce(hosts.first_ts_ms, u.f), u.f), "
-	"last_ts_ms = GREATEST(coalesce(hosts.last_ts_ms, u.l), u.l), samples = hosts.samples + u.n, "
-	"boot_id = CASE WHEN u.newer THEN u.boot_id ELSE hosts.boot_id END, "
-	"kernel = CASE WHEN u.newer THEN u.kernel ELSE hosts.kernel END, "
-	"agent_version = CASE WHEN u.newer THEN u.agent_version ELSE hosts.agent_version END, "
-	"labels = CASE WHEN u.newer THEN u.labels ELSE hosts.labels END, "
-	"ncgroups = CASE WHEN u.newer THEN u.ncg ELSE hosts.ncgroups END "
-	"FROM unnest($7::int[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bool[], $12::text[], "
-	"$13::text[], $14::text[], $15::jsonb[], $16::int[]) "
-	"AS u(id, f, l, n, newer, boot_id, kernel, agent_version, labels, ncg) WHERE hosts.id = u.id), "
-	"g AS (UPDATE cgroups SET last_ts_ms = t.ts FROM unnest($17::int[], $18::bigint[]) AS t(id, ts) "
-	"WHERE cgroups.id = t.id AND cgroups.last_ts_ms < t.ts) "
-	"SELECT 1";
+static const char rows_sql[] =
+	"INSERT INTO samples (host_id, boot, kf, ts_ms, d, c) SELECT * FROM "
+	"unnest($1::int[], $2::smallint[], $3::bool[], $4::bigint[], $5::bytea[], $6::bytea[])";
 
-/* Encodes every fresh sample and writes the rows, the host rows and the
- * cgroup last-seen times with one statement. */
+static const char touch_sql[] =
+	"UPDATE cgroups SET last_ts_ms = t.ts FROM unnest($1::int[], $2::bigint[]) AS t(id, ts) "
+	"WHERE cgroups.id = t.id AND cgroups.last_ts_ms < t.ts";
+
+/* Encodes every fresh sample against its host's newest in-order row and
+ * sends the rows and the cgroup last-seen times without waiting; moves the
+ * hosts' entries on (encoding state, rollup cells, newest ts). */
 static int insert_rows(struct put *p)
 {
-	struct cbuf a_h, a_b, a_k, a_t, a_d, a_c, d, c;
+	struct cbuf a_h, a_b, a_k, a_t, a_d, a_c, d, c, t_id, t_ts;
 	struct hstate cur;
 	int rc = STORE_OK;
-	size_t nrows = 0;
-
-	struct cbuf more[HU_COLS + 2];	/* host update and cgroup touch arrays */
+	size_t nrows = 0, ntouch = 0;
+	int64_t now = store_clock_ms();
 
 	hstate_init(&cur);
-	struct cbuf *bufs[8] = { &a_h, &a_b, &a_k, &a_t, &a_d, &a_c, &d, &c };
-	for (int i = 0; i < 8; i++)
+	struct cbuf *bufs[10] = { &a_h, &a_b, &a_k, &a_t, &a_d, &a_c, &d, &c, &t_id, &t_ts };
+	for (int i = 0; i < 10; i++)
 		cbuf_init(bufs[i]);
-	for (int i = 0; i < HU_COLS + 2; i++)
-		cbuf_init(&more[i]);
 	for (int i = 0; i < 4; i++)
 		if (arr_begin(bufs[i]) < 0)
 			goto nomem;
 	/* the encoded rows go as binary bytea[] (pgbin.h) */
-	if (pgbin_bytea_begin(&a_d) < 0 || pgbin_bytea_begin(&a_c) < 0)
+	if (pgbin_bytea_begin(&a_d) < 0 || pgbin_bytea_begin(&a_c) < 0 || arr_begin(&t_id) < 0 ||
+	    arr_begin(&t_ts) < 0)
 		goto nomem;
+	p->mutated = true;
 	for (size_t hi = 0; hi < p->nh; hi++) {
 		struct hreq *h = &p->hosts[hi];
+		struct own *e = h->e;
 		for (size_t i = h->first; i < h->end; i++) {
 			struct item *it = &p->items[i];
 			const struct sample *s = it->s;
@@ -761,18 +890,18 @@ static int insert_rows(struct put *p)
 				continue;
 			if ((rc = resolve_boot(p, h, s->boot_id, s->ts_ms, &it->boot)) != STORE_OK)
 				goto out;
-			if (sample_state(p, h, s, &cur) < 0)
+			if (sample_state(p, it, &cur) < 0)
 				goto nomem;
-			bool inorder = h->max_ts == INT64_MIN || s->ts_ms > h->max_ts;
+			bool inorder = e->max_ts == INT64_MIN || s->ts_ms > e->max_ts;
 			bool kf = false;
 			const struct hstate *base = NULL;
 			uint64_t off = 0;
 			if (inorder) {
-				kf = h->st.last_ts == INT64_MIN || h->st.last_ts != h->max_ts ||
-				     h->st.chain >= STORE_KF_EVERY || store_day(h->st.last_ts) != store_day(s->ts_ms);
+				kf = e->enc.last_ts == INT64_MIN || e->enc.last_ts != e->max_ts ||
+				     e->enc.chain >= STORE_KF_EVERY || store_day(e->enc.last_ts) != store_day(s->ts_ms);
 				if (!kf) {
-					base = &h->st;
-					off = (uint64_t)(s->ts_ms - h->st.last_ts);
+					base = &e->enc;
+					off = (uint64_t)(s->ts_ms - e->enc.last_ts);
 				}
 			}
 			if (encode_row(&cur, base, off, &d, &c) < 0)
@@ -783,69 +912,100 @@ static int insert_rows(struct put *p)
 			    pgbin_bytea_add(&a_c, s->ncg ? c.p : NULL, c.len) < 0)
 				goto nomem;
 			nrows++;
-			h->nfresh++;
-			if (!h->oldest || s->ts_ms < h->oldest->ts_ms)
-				h->oldest = s;
-			if (!h->newest || s->ts_ms > h->newest->ts_ms)
-				h->newest = s;
 			if (!inorder)
 				continue;	/* late: not rolled up (docs/design.md "Rollups") */
-			bool prev = h->st.last_ts != INT64_MIN && h->st.last_ts == h->max_ts;
-			if (rollup_acc_add(&p->roll, h->id, s->ts_ms, it->boot, &cur.m, prev ? &h->st.m : NULL,
-					   h->st.last_ts, h->st.boot) < 0)
+			bool prev = e->enc.last_ts != INT64_MIN && e->enc.last_ts == e->max_ts;
+			if (rollup_cells_add(&e->cells, &p->rx, h->id, s->ts_ms, it->boot, &cur.m, prev ? &e->enc.m : NULL,
+					     e->enc.last_ts, e->enc.boot) < 0)
 				goto nomem;
-			if (state_copy(&h->st, &cur) < 0)
+			swap_values(&e->enc, &cur);	/* cur keeps the old memory for the next sample */
+			e->enc.chain = kf ? 1 : e->enc.chain + 1;
+			e->enc.last_ts = s->ts_ms;
+			e->enc.boot = it->boot;
+			free(e->enc.boot_id);
+			e->enc.boot_id = s->boot_id ? strdup(s->boot_id) : NULL;
+			if (s->boot_id && !e->enc.boot_id)
 				goto nomem;
-			h->st.chain = kf ? 1 : h->st.chain + 1;
-			h->st.last_ts = s->ts_ms;
-			h->st.boot = it->boot;
-			free(h->st.boot_id);
-			h->st.boot_id = s->boot_id ? strdup(s->boot_id) : NULL;
-			if (s->boot_id && !h->st.boot_id)
-				goto nomem;
-			h->max_ts = s->ts_ms;
+			e->max_ts = s->ts_ms;
+			h->last_in = it;
+			if (!e->dirty_ms)
+				e->dirty_ms = now;
 		}
 	}
 	if (!nrows)
 		goto out;
-	for (int i = 0; i < HU_COLS + 2; i++)
-		if (arr_begin(&more[i]) < 0)
-			goto nomem;
-	if (host_arrays(p, more) < 0 || touch_arrays(p, &more[HU_COLS], &more[HU_COLS + 1]) < 0)
-		goto nomem;
 	for (int i = 0; i < 4; i++)
 		if (arr_end(bufs[i]) < 0)
 			goto nomem;
-	if (pgbin_bytea_end(&a_d) < 0 || pgbin_bytea_end(&a_c) < 0)
+	if (pgbin_bytea_end(&a_d) < 0 || pgbin_bytea_end(&a_c) < 0 ||
+	    touch_arrays(p, &t_id, &t_ts, &ntouch) < 0 || arr_end(&t_id) < 0 || arr_end(&t_ts) < 0)
 		goto nomem;
-	for (int i = 0; i < HU_COLS + 2; i++)
-		if (arr_end(&more[i]) < 0)
-			goto nomem;
-	const char *prm[6 + HU_COLS + 2] = { (const char *)a_h.p, (const char *)a_b.p, (const char *)a_k.p,
-					     (const char *)a_t.p, (const char *)a_d.p, (const char *)a_c.p };
-	int lens[6 + HU_COLS + 2] = { [4] = (int)a_d.len, [5] = (int)a_c.len };
-	int fmts[6 + HU_COLS + 2] = { [4] = 1, [5] = 1 };
-	for (int i = 0; i < HU_COLS + 2; i++)
-		prm[6 + i] = (const char *)more[i].p;
-	/* sent without waiting: the result comes back with the next statement
-	 * (the detectors' lock) or COMMIT (store_sql.c) */
-	rc = store_q_prep_send(p->c, STORE_PREP_WRITE, write_sql, 6 + HU_COLS + 2, prm, lens, fmts, 0,
-			       "store samples", p->err, p->errlen);
-	if (rc == STORE_OK)
-		rc = rollup_acc_write(&p->roll, p->c, p->err, p->errlen);
+	const char *prm[6] = { (const char *)a_h.p, (const char *)a_b.p, (const char *)a_k.p,
+			       (const char *)a_t.p, (const char *)a_d.p, (const char *)a_c.p };
+	int lens[6] = { [4] = (int)a_d.len, [5] = (int)a_c.len };
+	int fmts[6] = { [4] = 1, [5] = 1 };
+	/* sent without waiting: the results come back with the hook's first
+	 * statement or COMMIT (store_sql.c) */
+	rc = store_q_prep_send(p->c, STORE_PREP_WRITE, rows_sql, 6, prm, lens, fmts, 0, "store samples",
+			       p->err, p->errlen);
+	if (rc == STORE_OK && ntouch) {
+		const char *tp[2] = { (const char *)t_id.p, (const char *)t_ts.p };
+		rc = store_q_prep_send(p->c, STORE_PREP_CGTOUCH, touch_sql, 2, tp, NULL, NULL, 0,
+				       "refresh cgroups", p->err, p->errlen);
+	}
 	goto out;
 nomem:
 	rc = oom(p);
 out:
 	hstate_release(&cur);
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 10; i++)
 		cbuf_release(bufs[i]);
-	for (int i = 0; i < HU_COLS + 2; i++)
-		cbuf_release(&more[i]);
 	return rc;
 }
 
-/* ---- 6. publishing after COMMIT ---- */
+/* ---- 6. after COMMIT ---- */
+
+/* The host's entry remembers the cgroups of its newest sample, in the
+ * sample's order, with their ids and last-seen times (resolve_cgroups). */
+static int remember_cgroups(struct put *p, struct hreq *h)
+{
+	const struct item *it = h->last_in;
+	struct own *e = h->e;
+	size_t n = it->s->ncg;
+	bool same = e->ncgs == n;
+
+	for (size_t k = 0; same && k < n; k++)
+		same = e->cgs[k].id == it->cgid[k];
+	if (!same) {
+		struct owncg *cgs = calloc(n ? n : 1, sizeof(*cgs));
+		if (!cgs)
+			return -1;
+		for (size_t k = 0; k < n; k++) {
+			cgs[k] = (struct owncg){ it->cgid[k], it->s->cg[k].version, it->s->ts_ms,
+						 strdup(it->s->cg[k].path) };
+			for (size_t j = 0; j < e->ncgs; j++)
+				if (e->cgs[j].id == cgs[k].id)
+					cgs[k].touched = e->cgs[j].touched;
+			if (!cgs[k].path) {
+				own_free_cgs(cgs, k);
+				return -1;
+			}
+		}
+		own_free_cgs(e->cgs, e->ncgs);
+		e->cgs = cgs;
+		e->ncgs = n;
+	}
+	/* what was written now, or found fresh in the table */
+	for (size_t i = 0; i < p->ncgs; i++) {
+		const struct cgpend *g = &p->cgs[i];
+		if (g->host_id != h->id)
+			continue;
+		for (size_t k = 0; k < e->ncgs; k++)
+			if (e->cgs[k].id == g->id)
+				e->cgs[k].touched = g->touch == INT64_MIN ? it->s->ts_ms : g->touch;
+	}
+	return 0;
+}
 
 static void publish(struct put *p)
 {
@@ -854,35 +1014,25 @@ static void publish(struct put *p)
 		cgcache_set(p->st->cgs, g->host_id, g->version, g->path, g->id,
 			    g->touch == INT64_MIN ? INT64_MIN : g->touch);
 	}
-	for (size_t hi = 0; hi < p->nh; hi++) {
-		struct hreq *h = &p->hosts[hi];
-		if (h->st.last_ts != INT64_MIN && h->st.last_ts == h->max_ts)
-			hcache_put(p->st->hosts, &h->st);
+	for (size_t i = 0; i < p->nh; i++) {
+		struct hreq *h = &p->hosts[i];
+		if (h->last_in && remember_cgroups(p, h) < 0)
+			own_free_cgs_of(h->e);	/* only a shortcut: resolved again next time */
+		if (h->meta) {
+			struct own *e = h->e;
+			own_clear_meta(e);
+			const struct sample *s = h->newest;
+			e->kernel = s->kernel ? strdup(s->kernel) : NULL;
+			e->agent_version = s->agent_version ? strdup(s->agent_version) : NULL;
+			e->labels = strdup(h->labels ? h->labels : "{}");
+			/* out of memory: unknown, so the next sample records them again */
+			e->meta_known = e->labels && (e->kernel || !s->kernel) &&
+					(e->agent_version || !s->agent_version);
+		}
 	}
 }
 
-/* Loads each host's encoding state: from the cache when it matches the
- * newest stored row, else decoded from the database. */
-static int load_states(struct put *p)
-{
-	for (size_t hi = 0; hi < p->nh; hi++) {
-		struct hreq *h = &p->hosts[hi];
-		bool any_new = false;
-		for (size_t i = h->first; i < h->end; i++)
-			any_new |= !p->items[i].dup && (h->max_ts == INT64_MIN || p->items[i].s->ts_ms > h->max_ts);
-		hcache_take(p->st->hosts, h->id, &h->st);
-		if (!any_new || h->max_ts == INT64_MIN || h->st.last_ts == h->max_ts)
-			continue;
-		int rc = store_load_state(p->c, h->id, h->max_ts, &h->st, p->err, p->errlen);
-		if (rc != STORE_OK)
-			return rc;
-		if (h->st.last_ts != INT64_MIN && h->boot_id && !(h->st.boot_id = strdup(h->boot_id)))
-			return oom(p);
-	}
-	return STORE_OK;
-}
-
-static int group_hosts(struct put *p)
+static void group_hosts(struct put *p)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		if (i == 0 || strcmp(p->items[i].s->host, p->items[i - 1].s->host) != 0) {
@@ -890,15 +1040,12 @@ static int group_hosts(struct put *p)
 			memset(h, 0, sizeof(*h));
 			h->name = p->items[i].s->host;
 			h->first = i;
-			h->max_ts = INT64_MIN;
-			hstate_init(&h->st);
 		} else if (p->items[i].s->ts_ms == p->items[i - 1].s->ts_ms) {
-			p->items[i].dup = true;	/* the first copy in the batch stands */
+			p->items[i].dup_batch = true;	/* the first copy in the batch stands */
 		}
 		p->items[i].host = (int)(p->nh - 1);
 		p->hosts[p->nh - 1].end = i + 1;
 	}
-	return STORE_OK;
 }
 
 static int collect_days(struct put *p, int64_t **days, size_t *nd)
@@ -918,61 +1065,115 @@ static int collect_days(struct put *p, int64_t **days, size_t *nd)
 	return STORE_OK;
 }
 
-/* ---- one transaction over one or more requests ---- */
-
-static bool same_hook(const struct store_tx_hook *a, const struct store_tx_hook *b)
+/* Calls the hook with the hosts' fresh samples, in (host, ts) order. */
+static int run_hook(struct put *p, const struct sample **fresh, struct store_hook_host *hh)
 {
-	return a->fn == b->fn && a->ctx == b->ctx;
+	const struct store_hook *hk = &p->st->hook;
+	size_t nh = 0, nf = 0;
+
+	if (!hk->feed)
+		return STORE_OK;
+	for (size_t hi = 0; hi < p->nh; hi++) {
+		struct hreq *h = &p->hosts[hi];
+		if (!h->nfresh)
+			continue;
+		hh[nh] = (struct store_hook_host){ .host = h->name, .host_id = h->id, .state = h->e->hs,
+						   .fresh = &fresh[nf], .silent = h->silent };
+		for (size_t i = h->first; i < h->end; i++)
+			if (!p->items[i].dup)
+				fresh[nf++] = p->items[i].s;
+		hh[nh].n = (size_t)(&fresh[nf] - hh[nh].fresh);
+		nh++;
+	}
+	if (!nh)
+		return STORE_OK;
+	if (hk->feed(hk->ctx, p->c, hh, nh, p->ovr_version, p->err, p->errlen) != 0)
+		return PQstatus(p->c) == CONNECTION_OK ? STORE_EINTERNAL : STORE_EUNAVAIL;
+	return STORE_OK;
 }
 
-/* Calls each distinct hook once with the fresh samples of the requests
- * that carry it, in (host, ts) order. */
-static int run_hooks(struct put *p, struct putreq **reqs, size_t nreq, const struct sample **fresh)
+/* Clears what one try left in the hosts' requests. */
+static void try_release(struct put *p)
 {
-	for (size_t r = 0; r < nreq; r++) {
-		const struct store_tx_hook *hk = reqs[r]->hook;
-		bool seen = false;
-		if (!hk || !hk->fn)
-			continue;
-		for (size_t q = 0; q < r && !seen; q++)
-			seen = reqs[q]->hook && same_hook(reqs[q]->hook, hk);
-		if (seen)
-			continue;
-		size_t nf = 0;
-		for (size_t i = 0; i < p->n; i++) {
-			const struct item *it = &p->items[i];
-			const struct store_tx_hook *ih = reqs[it->req]->hook;
-			if (!it->dup && ih && same_hook(ih, hk))
-				fresh[nf++] = it->s;
-		}
-		int rc;
-		if (!hk->pipelined && (rc = store_pipe_finish(p->c, NULL, p->err, p->errlen)) != STORE_OK)
-			return rc;
-		/* a hook says only -1: its statement's SQLSTATE tells a full
-		 * disk or a read-only database (retry later) from a bug */
-		if (nf && hk->fn(hk->ctx, p->c, fresh, nf, p->err, p->errlen) != 0)
-			return PQstatus(p->c) == CONNECTION_OK && !store_unavailable_state(store_conn_fail_state(p->c))
-				       ? STORE_EINTERNAL : STORE_EUNAVAIL;
+	for (size_t i = 0; i < p->nh; i++) {
+		PQclear(p->hosts[i].upd);
+		p->hosts[i].upd = NULL;
+		p->hosts[i].taken = false;
+		p->hosts[i].silent = false;
+		p->hosts[i].last_in = NULL;
+		p->hosts[i].meta = false;
+		free(p->hosts[i].labels);
+		p->hosts[i].labels = NULL;
 	}
+	p->ovr_version = -1;
+	p->ncgs = 0;
+	p->mutated = false;
+}
+
+/* One try of the transaction. *final as store_run_tx's. */
+static int run_once(struct put *p, const struct sample **fresh, struct store_hook_host *hh, bool *final)
+{
+	int rc;
+	bool begun = false;
+
+	for (size_t i = 0; i < p->nh; i++)
+		p->hosts[i].id = p->hosts[i].e->host_id;
+	if ((rc = resolve_ids(p)) != STORE_OK)
+		return rc;
+	for (size_t i = 0; i < p->nh; i++)
+		p->hosts[i].id = p->hosts[i].e->host_id;
+	for (size_t i = 0; i < p->nh && !begun; i++) {
+		if (!p->hosts[i].e->valid) {
+			if ((rc = store_q_send(p->c, "BEGIN", 0, NULL, NULL, "begin", p->err, p->errlen)) != STORE_OK)
+				return rc;
+			begun = true;
+		}
+	}
+	if ((begun && (rc = take_hosts(p)) != STORE_OK) || (rc = check_stored(p)) != STORE_OK ||
+	    (rc = update_hosts(p, begun)) != STORE_OK)
+		goto fail;
+	rollup_ctx_init(&p->rx, p->st);	/* after resolve_metrics and take_hosts: their ids are known */
+	if ((rc = resolve_cgroups(p)) != STORE_OK || (rc = insert_rows(p)) != STORE_OK ||
+	    (rc = run_hook(p, fresh, hh)) != STORE_OK)
+		goto fail;
+	*final = true;	/* COMMIT sent: on failure its outcome is unknown */
+	/* with the writes still in flight (store_sql.c): one round trip */
+	if ((rc = store_commit(p->c, p->err, p->errlen)) != STORE_OK)
+		goto fail;
+	publish(p);
 	return STORE_OK;
+fail:
+	store_pipe_finish(p->c, NULL, NULL, 0);	/* writes in flight when a step failed */
+	if (PQstatus(p->c) == CONNECTION_OK && PQtransactionStatus(p->c) != PQTRANS_IDLE)
+		PQclear(PQexec(p->c, "ROLLBACK"));
+	/* what this try changed in memory is not in the database */
+	for (size_t i = 0; i < p->nh; i++)
+		if (p->mutated || p->hosts[i].taken)
+			own_reset(p->st, p->hosts[i].e);
+	return rc;
 }
 
 int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *final, char *err, size_t errlen)
 {
 	struct put p = { .st = st, .err = err, .errlen = errlen };
 	const struct sample **fresh = NULL;
+	struct store_hook_host *hh = NULL;
+	const char **names = NULL;
 	int64_t *days = NULL;
 	size_t nd = 0;
 	int rc;
-	bool in_tx = false;
+	bool out_checked = false;
 
 	*final = false;
 	for (size_t r = 0; r < nreq; r++)
 		p.n += reqs[r]->n;
 	p.items = calloc(p.n, sizeof(*p.items));
 	p.hosts = calloc(p.n, sizeof(*p.hosts));
+	p.owned = calloc(p.n, sizeof(*p.owned));
+	names = calloc(p.n, sizeof(*names));
 	fresh = calloc(p.n, sizeof(*fresh));
-	if (!p.items || !p.hosts || !fresh) {
+	hh = calloc(p.n, sizeof(*hh));
+	if (!p.items || !p.hosts || !p.owned || !names || !fresh || !hh) {
 		rc = oom(&p);
 		goto out;
 	}
@@ -986,8 +1187,19 @@ int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *fina
 	}
 	qsort(p.items, p.n, sizeof(*p.items), cmp_item);
 	group_hosts(&p);
+	for (size_t i = 0; i < p.n; i++)
+		p.items[i].dup = p.items[i].dup_batch;
 	if ((rc = collect_days(&p, &days, &nd)) != STORE_OK)
 		goto out;
+	for (size_t i = 0; i < p.nh; i++)
+		names[i] = p.hosts[i].name;
+	if (owntab_checkout(st->own, names, p.nh, p.owned) < 0) {
+		rc = oom(&p);
+		goto out;
+	}
+	out_checked = true;
+	for (size_t i = 0; i < p.nh; i++)
+		p.hosts[i].e = p.owned[i];
 	if (!(p.c = db_pool_get(st->pool, STORE_POOL_WAIT_MS, err, errlen))) {
 		*final = true;	/* no connection could be made: retrying now is pointless */
 		rc = STORE_EUNAVAIL;
@@ -999,19 +1211,17 @@ int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *fina
 		goto out;
 	if ((rc = resolve_metrics(&p)) != STORE_OK)
 		goto out;
-	rollup_acc_init(&p.roll, st);	/* after resolve_metrics: the batch's ids are known */
-	in_tx = true;	/* resolve_hosts begins it */
-	if ((rc = resolve_hosts(&p)) != STORE_OK || (rc = check_stored(&p)) != STORE_OK ||
-	    (rc = load_states(&p)) != STORE_OK ||
-	    (rc = resolve_cgroups(&p)) != STORE_OK || (rc = insert_rows(&p)) != STORE_OK ||
-	    (rc = run_hooks(&p, reqs, nreq, fresh)) != STORE_OK)
-		goto out;
-	*final = true;	/* COMMIT sent: on failure its outcome is unknown */
-	/* with the writes still in flight (store_sql.c): one round trip */
-	rc = store_commit(p.c, err, errlen);
-	in_tx = false;
+	for (int t = 0; t < PUT_TRIES; t++) {
+		try_release(&p);
+		rc = run_once(&p, fresh, hh, final);
+		if (rc != PUT_RETRY)
+			break;
+	}
+	if (rc == PUT_RETRY) {
+		snprintf(err, errlen, "could not store the samples: their hosts moved between servers repeatedly");
+		rc = STORE_EUNAVAIL;
+	}
 	if (rc == STORE_OK) {
-		publish(&p);
 		for (size_t r = 0; r < nreq; r++)
 			reqs[r]->nfresh = 0;
 		for (size_t i = 0; i < p.n; i++)
@@ -1020,22 +1230,18 @@ int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *fina
 	}
 out:
 	if (p.c)
-		store_pipe_finish(p.c, NULL, NULL, 0);	/* writes in flight when a step failed */
-	/* /healthz and /metrics: do writes fail, and why (store_health.h) */
-	store_health_note_write(rc, p.c ? store_conn_fail_state(p.c) : NULL, err);
-	if (in_tx && PQstatus(p.c) == CONNECTION_OK && PQtransactionStatus(p.c) != PQTRANS_IDLE)
-		PQclear(PQexec(p.c, "ROLLBACK"));
-	if (p.c)
 		db_pool_put(st->pool, p.c, rc == STORE_EUNAVAIL);
-	for (size_t i = 0; p.hosts && i < p.nh; i++) {
-		free(p.hosts[i].boot_id);
-		hstate_release(&p.hosts[i].st);
-	}
+	try_release(&p);
+	if (out_checked)
+		owntab_checkin(st->own, p.owned, p.nh);
 	free(p.items);
 	free(p.hosts);
+	free(p.owned);
+	free(names);
 	free(p.cgs);
-	rollup_acc_release(&p.roll);
+	free(p.cgids);
 	free(fresh);
+	free(hh);
 	free(days);
 	return rc;
 }

@@ -92,7 +92,7 @@ static int32_t known_mid(struct store *st, const char *name)
 	return mid;
 }
 
-void rollup_acc_init(struct rollup_acc *a, struct store *st)
+void rollup_ctx_init(struct rollup_ctx *a, struct store *st)
 {
 	memset(a, 0, sizeof(*a));
 	for (int i = 0; i < ROLLUP_NSLOT; i++) {
@@ -104,7 +104,7 @@ void rollup_acc_init(struct rollup_acc *a, struct store *st)
 	}
 }
 
-void rollup_acc_release(struct rollup_acc *a)
+void rollup_cells_release(struct rollup_cells *a)
 {
 	free(a->c);
 	memset(a, 0, sizeof(*a));
@@ -120,7 +120,7 @@ static int64_t bucket_of(int64_t ts)
 
 /* The cell of (host, bucket): the last one when it matches (samples come
  * in (host, ts) order), else a new one. NULL when out of memory. */
-static struct rollup_cell *cell_for(struct rollup_acc *a, int32_t host_id, int64_t bucket)
+static struct rollup_cell *cell_for(struct rollup_cells *a, int32_t host_id, int64_t bucket)
 {
 	if (a->n && a->c[a->n - 1].host_id == host_id && a->c[a->n - 1].bucket_ms == bucket)
 		return &a->c[a->n - 1];
@@ -164,10 +164,10 @@ static int slot_value(int32_t mid, bool counter, double scale, int64_t ts, int b
 	return V_VALUE;
 }
 
-int rollup_acc_add(struct rollup_acc *a, int32_t host_id, int64_t ts, int boot,
-		   const struct sset *cur, const struct sset *prev, int64_t prev_ts, int prev_boot)
+int rollup_cells_add(struct rollup_cells *cs, const struct rollup_ctx *a, int32_t host_id, int64_t ts, int boot,
+		     const struct sset *cur, const struct sset *prev, int64_t prev_ts, int prev_boot)
 {
-	struct rollup_cell *c = cell_for(a, host_id, bucket_of(ts));
+	struct rollup_cell *c = cell_for(cs, host_id, bucket_of(ts));
 
 	if (!c)
 		return -1;
@@ -249,22 +249,22 @@ static void build_write_sql(void)
 				      i, i, i, i, i, i, i, i, i, i, i, i);
 }
 
-int rollup_acc_write(const struct rollup_acc *a, PGconn *c, char *err, size_t errlen)
+int rollup_cells_write(const struct rollup_cell *cells, size_t ncells, PGconn *c, char *err, size_t errlen)
 {
 	enum { NCOL = 8 };
 	struct cbuf b[NCOL];
 	const char *prm[NCOL];
 	int bad = 0, rc;
 
-	if (!a->n)
+	if (!ncells)
 		return STORE_OK;
 	pthread_once(&write_once, build_write_sql);
 	for (int k = 0; k < NCOL; k++) {
 		cbuf_init(&b[k]);
 		bad |= arr_begin(&b[k]);
 	}
-	for (size_t j = 0; j < a->n && !bad; j++) {
-		const struct rollup_cell *x = &a->c[j];
+	for (size_t j = 0; j < ncells && !bad; j++) {
+		const struct rollup_cell *x = &cells[j];
 		bad |= arr_num(&b[0], x->host_id) | arr_num(&b[1], 0) | arr_num(&b[2], x->bucket_ms) |
 		       arr_num(&b[3], x->n);
 		for (int k = 4; k < NCOL; k++)

@@ -1,10 +1,12 @@
 /* store_rollup.h - 5-minute rollups (table rollup_5m, schema/020_rollup.sql):
  * per host and 5-minute bucket, count/sum/min/max of the values the series
  * endpoint would return (rates for counters, scaled gauges) for a fixed
- * list of metrics. Written on ingest inside the sample's transaction from
- * the host's previous in-order sample (which the storage holds anyway), so
- * the fleet view reads one small row per host and bucket instead of
- * decoding raw rows, and long series ranges read ~30x fewer rows.
+ * list of metrics. Computed on ingest from the host's previous in-order
+ * sample (which the storage holds anyway), kept in the owning server's
+ * memory and merged into the table with the host's checkpoint
+ * (store_ckpt.c), so the fleet view reads one small row per host and
+ * bucket instead of decoding raw rows, and long series ranges read ~30x
+ * fewer rows.
  * Internal to the store_*.c files (docs/design.md "Rollups").
  */
 #ifndef VMSCOPE_STORE_ROLLUP_H
@@ -33,7 +35,7 @@ extern const char *const rollup_metric[ROLLUP_NSLOT];
 /* Slot of a host-level metric name, or -1 when it is not rolled up. */
 int rollup_slot(const char *metric);
 
-/* One (host, bucket) of a batch, before it is merged into the table. */
+/* One (host, bucket): the values of the samples not merged into the table yet. */
 struct rollup_cell {
 	int32_t host_id;
 	int64_t bucket_ms;
@@ -42,11 +44,9 @@ struct rollup_cell {
 	double sum[ROLLUP_NSLOT], lo[ROLLUP_NSLOT], hi[ROLLUP_NSLOT];
 };
 
-/* What one ingest transaction adds; cells are in (host, bucket) order of
- * arrival. mid[] are the slots' database metric ids (0: not known yet). */
-struct rollup_acc {
-	struct rollup_cell *c;	/* owned */
-	size_t n, cap;
+/* What rolling up needs to know of the slots: mid[] are their database
+ * metric ids (0: not known yet). */
+struct rollup_ctx {
 	int32_t mid[ROLLUP_NSLOT];
 	int32_t pmid[ROLLUP_NSLOT][ROLLUP_MAXPART];	/* the summed names' ids (0: none) */
 	double scale[ROLLUP_NSLOT];
@@ -54,20 +54,29 @@ struct rollup_acc {
 };
 
 /* Resolves the slots' metric ids from the store's caches (no query: a
- * metric present in the batch was resolved before the transaction). */
-void rollup_acc_init(struct rollup_acc *a, struct store *st);
-void rollup_acc_release(struct rollup_acc *a);
+ * metric present in a batch was resolved before its transaction, one in
+ * replayed rows when the rows' names were read). */
+void rollup_ctx_init(struct rollup_ctx *x, struct store *st);
+
+/* A host's cells of the in-order samples the table does not hold yet, in
+ * bucket order (kept in memory between transactions, store_own.c). */
+struct rollup_cells {
+	struct rollup_cell *c;	/* owned */
+	size_t n, cap;
+};
+void rollup_cells_release(struct rollup_cells *cs);
 
 /* Adds one in-order sample: cur are its values (database ids, sorted),
  * prev the host's previous stored sample (NULL: unknown) at prev_ts with
  * boot number prev_boot. Same rules as store_series: a counter's rate
  * needs a previous value in the same boot that is not larger. -1: OOM. */
-int rollup_acc_add(struct rollup_acc *a, int32_t host_id, int64_t ts, int boot,
-		   const struct sset *cur, const struct sset *prev, int64_t prev_ts, int prev_boot);
+int rollup_cells_add(struct rollup_cells *cs, const struct rollup_ctx *x, int32_t host_id, int64_t ts, int boot,
+		     const struct sset *cur, const struct sset *prev, int64_t prev_ts, int prev_boot);
 
-/* Merges the batch's cells into rollup_5m (one statement), sent without
- * waiting for its result (store_q_prep_send). STORE_* code. */
-int rollup_acc_write(const struct rollup_acc *a, PGconn *c, char *err, size_t errlen);
+/* Merges cells c[0..n) into rollup_5m (one statement: counts and sums
+ * add up, minima and maxima combine), sent without waiting for its result
+ * (store_q_prep_send). STORE_* code. */
+int rollup_cells_write(const struct rollup_cell *c, size_t n, PGconn *conn, char *err, size_t errlen);
 
 /* Creates the month partitions covering the given day numbers (outside a
  * transaction, like the raw day partitions). STORE_* code. */

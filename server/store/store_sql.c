@@ -172,14 +172,16 @@ bool store_get_bool(const PGresult *r, int row, int col)
 	return PQgetvalue(r, row, col)[0] != 0;
 }
 
-/* at most this many commands wait in a pipeline (more are flushed first) */
-#define PIPE_MAX 16
+/* at most this many commands wait in a pipeline (more are flushed first):
+ * a transaction sends a statement or two per host */
+#define PIPE_MAX 256
 
 struct prep_state {
 	unsigned done;	/* bit per enum store_prep_id */
 	int nq;		/* commands sent in the open pipeline, results not read */
 	const char *what[PIPE_MAX];	/* for messages: "store samples" */
 	int prep[PIPE_MAX];	/* a PREPARE of that enum store_prep_id, or -1 */
+	PGresult **keep[PIPE_MAX];	/* where the command's result goes, or NULL */
 	char fail_state[6];	/* SQLSTATE of the first failure since store_conn_fail_reset */
 };
 
@@ -328,7 +330,10 @@ int store_pipe_finish(PGconn *c, PGresult **last, char *err, size_t errlen)
 				if (rc == STORE_OK)	/* the first failure is the cause */
 					rc = pipe_error(c, r, ps->what[q], err, errlen);
 			}
-			if (last && q == nq - 1 && rc == STORE_OK && st == PGRES_TUPLES_OK && !*last)
+			bool good = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+			if (ps->keep[q] && good && !*ps->keep[q])
+				*ps->keep[q] = r;
+			else if (last && q == nq - 1 && rc == STORE_OK && st == PGRES_TUPLES_OK && !*last)
 				*last = r;
 			else
 				PQclear(r);
@@ -352,10 +357,13 @@ int store_pipe_finish(PGconn *c, PGresult **last, char *err, size_t errlen)
 }
 
 /* Queues one command on ps (the caller checked there is room). */
-static void pipe_note(struct prep_state *ps, const char *what, int prep)
+static void pipe_note(struct prep_state *ps, const char *what, int prep, PGresult **keep)
 {
 	ps->what[ps->nq] = what;
 	ps->prep[ps->nq] = prep;
+	ps->keep[ps->nq] = keep;
+	if (keep)
+		*keep = NULL;
 	ps->nq++;
 }
 
@@ -363,11 +371,44 @@ int store_q_prep_send(PGconn *c, enum store_prep_id id, const char *sql, int npa
 		      const char *const *params, const int *lengths, const int *formats, int binary,
 		      const char *what, char *err, size_t errlen)
 {
+	return store_q_prep_keep(c, id, sql, nparams, params, lengths, formats, binary, NULL, what, err,
+				 errlen);
+}
+
+int store_q_send(PGconn *c, const char *sql, int nparams, const char *const *params, PGresult **keep,
+		 const char *what, char *err, size_t errlen)
+{
+	struct prep_state *ps = state_of(c);
+
+	if (!ps) {	/* out of memory: run it now */
+		int rc = store_q(c, sql, nparams, params, 0, keep, what, err, errlen);
+		return rc;
+	}
+	if (ps->nq + 1 > PIPE_MAX) {
+		int rc = store_pipe_finish(c, NULL, err, errlen);
+		if (rc != STORE_OK)
+			return rc;
+	}
+	if ((PQpipelineStatus(c) == PQ_PIPELINE_OFF && !PQenterPipelineMode(c)) ||
+	    !PQsendQueryParams(c, sql, nparams, NULL, params, NULL, NULL, 0)) {
+		if (err && errlen)
+			snprintf(err, errlen, "could not %s: %s", what, PQerrorMessage(c));
+		store_pipe_finish(c, NULL, NULL, 0);
+		return PQstatus(c) == CONNECTION_OK ? STORE_EINTERNAL : STORE_EUNAVAIL;
+	}
+	pipe_note(ps, what, -1, keep);
+	return STORE_OK;
+}
+
+int store_q_prep_keep(PGconn *c, enum store_prep_id id, const char *sql, int nparams,
+		      const char *const *params, const int *lengths, const int *formats, int binary,
+		      PGresult **keep, const char *what, char *err, size_t errlen)
+{
 	struct prep_state *ps = state_of(c);
 	char name[24];
 
 	if (!ps)	/* out of memory: run it now */
-		return store_q_prep_fmt(c, id, sql, nparams, params, lengths, formats, binary, NULL, what, err,
+		return store_q_prep_fmt(c, id, sql, nparams, params, lengths, formats, binary, keep, what, err,
 					errlen);
 	if (ps->nq + 2 > PIPE_MAX) {
 		int rc = store_pipe_finish(c, NULL, err, errlen);
@@ -381,11 +422,11 @@ int store_q_prep_send(PGconn *c, enum store_prep_id id, const char *sql, int npa
 		if (!PQsendPrepare(c, name, sql, nparams, NULL))
 			goto fail;
 		ps->done |= 1u << id;	/* undone by store_pipe_finish if it fails */
-		pipe_note(ps, what, (int)id);
+		pipe_note(ps, what, (int)id, NULL);
 	}
 	if (!PQsendQueryPrepared(c, name, nparams, params, lengths, formats, binary))
 		goto fail;
-	pipe_note(ps, what, -1);
+	pipe_note(ps, what, -1, keep);
 	return STORE_OK;
 fail:
 	if (err && errlen)
@@ -412,6 +453,6 @@ int store_commit(PGconn *c, char *err, size_t errlen)
 		store_pipe_finish(c, NULL, NULL, 0);
 		return PQstatus(c) == CONNECTION_OK ? STORE_EINTERNAL : STORE_EUNAVAIL;
 	}
-	pipe_note(ps, "commit", -1);
+	pipe_note(ps, "commit", -1, NULL);
 	return store_pipe_finish(c, NULL, err, errlen);
 }

@@ -1,5 +1,5 @@
-/* store_state.c - the per-host encoding state, its packed cache, the cgroup
- * id cache, and rebuilding a state from stored rows. */
+/* store_state.c - the per-host encoding state, the cgroup id cache, and
+ * rebuilding a state from stored rows. */
 #include "store_internal.h"
 
 #include <stdio.h>
@@ -27,6 +27,47 @@ void hstate_reset(struct hstate *h)
 	int32_t id = h->host_id;
 	hstate_release(h);
 	h->host_id = id;
+}
+
+static int sset_copy_into(struct sset *dst, const struct sset *src)
+{
+	if (src->n > dst->cap) {
+		struct sfield *f = realloc(dst->f, src->n * sizeof(*f));
+		if (!f)
+			return -1;
+		dst->f = f;
+		dst->cap = src->n;
+	}
+	if (src->n)
+		memcpy(dst->f, src->f, src->n * sizeof(*src->f));
+	dst->n = src->n;
+	return 0;
+}
+
+int hstate_copy(struct hstate *dst, const struct hstate *src)
+{
+	if (sset_copy_into(&dst->m, &src->m) < 0)
+		return -1;
+	if (src->ncg > dst->cgcap) {
+		struct cgstate *t = realloc(dst->cg, src->ncg * sizeof(*t));
+		if (!t)
+			return -1;
+		memset(t + dst->cgcap, 0, (src->ncg - dst->cgcap) * sizeof(*t));
+		dst->cg = t;
+		dst->cgcap = src->ncg;
+	}
+	dst->ncg = 0;
+	for (size_t k = 0; k < src->ncg; k++) {
+		dst->cg[k].id = src->cg[k].id;
+		if (sset_copy_into(&dst->cg[k].m, &src->cg[k].m) < 0)
+			return -1;
+		dst->ncg++;
+	}
+	dst->host_id = src->host_id;
+	dst->last_ts = src->last_ts;
+	dst->chain = src->chain;
+	dst->boot = src->boot;
+	return 0;
 }
 
 int hstate_apply_row(struct hstate *h, const uint8_t *d, size_t dlen, const uint8_t *c, size_t clen)
@@ -85,165 +126,6 @@ fail:
 		sset_release(&ncg[i].m);
 	free(ncg);
 	return -1;
-}
-
-/* ---- packed host-state cache ---- */
-
-struct hpacked {
-	struct hpacked *next;
-	int32_t host_id;
-	int64_t last_ts;
-	int chain, boot;
-	char *boot_id;
-	uint8_t *d, *c;		/* self-contained encodings */
-	size_t dlen, clen;
-};
-
-#define HC_BUCKETS 4096
-struct hcache {
-	pthread_mutex_t mu;
-	struct hpacked *b[HC_BUCKETS];
-	size_t n;
-};
-
-struct hcache *hcache_new(void)
-{
-	struct hcache *hc = calloc(1, sizeof(*hc));
-	if (hc)
-		pthread_mutex_init(&hc->mu, NULL);
-	return hc;
-}
-
-static void hp_free(struct hpacked *p)
-{
-	free(p->boot_id);
-	free(p->d);
-	free(p->c);
-	free(p);
-}
-
-static void hcache_clear_locked(struct hcache *hc)
-{
-	for (size_t i = 0; i < HC_BUCKETS; i++) {
-		while (hc->b[i]) {
-			struct hpacked *p = hc->b[i];
-			hc->b[i] = p->next;
-			hp_free(p);
-		}
-	}
-	hc->n = 0;
-}
-
-void hcache_free(struct hcache *hc)
-{
-	if (!hc)
-		return;
-	hcache_clear_locked(hc);
-	pthread_mutex_destroy(&hc->mu);
-	free(hc);
-}
-
-static struct hpacked *hc_unlink(struct hcache *hc, int32_t id)
-{
-	struct hpacked **pp = &hc->b[(uint32_t)id % HC_BUCKETS];
-	for (; *pp; pp = &(*pp)->next) {
-		if ((*pp)->host_id == id) {
-			struct hpacked *p = *pp;
-			*pp = p->next;
-			hc->n--;
-			return p;
-		}
-	}
-	return NULL;
-}
-
-int hcache_take(struct hcache *hc, int32_t host_id, struct hstate *out)
-{
-	pthread_mutex_lock(&hc->mu);
-	struct hpacked *p = hc_unlink(hc, host_id);
-	pthread_mutex_unlock(&hc->mu);
-
-	hstate_init(out);
-	out->host_id = host_id;
-	if (!p)
-		return 0;
-	/* a packed state is one self-contained row: d starts with offset 0 */
-	struct cbuf d;
-	cbuf_init(&d);
-	int ok = cbuf_put_uvarint(&d, 0) == 0 && cbuf_put(&d, p->d, p->dlen) == 0 &&
-		 hstate_apply_row(out, d.p, d.len, p->c, p->clen) == 0;
-	cbuf_release(&d);
-	if (ok) {
-		out->last_ts = p->last_ts;
-		out->chain = p->chain;
-		out->boot = p->boot;
-		out->boot_id = p->boot_id;
-		p->boot_id = NULL;
-	} else {
-		hstate_reset(out);
-	}
-	hp_free(p);
-	return ok;
-}
-
-void hcache_put(struct hcache *hc, const struct hstate *h)
-{
-	struct hpacked *p = calloc(1, sizeof(*p));
-	struct cbuf d, c;
-	struct codec_cgref *refs = NULL;
-
-	if (!p)
-		return;
-	cbuf_init(&d);
-	cbuf_init(&c);
-	if (h->ncg && !(refs = calloc(h->ncg, sizeof(*refs))))
-		goto fail;
-	for (size_t i = 0; i < h->ncg; i++) {
-		refs[i].id = h->cg[i].id;
-		refs[i].f = h->cg[i].m.f;
-		refs[i].n = h->cg[i].m.n;
-	}
-	if (codec_encode(&d, h->m.f, h->m.n, NULL, 0) < 0 ||
-	    codec_cg_encode(&c, refs, h->ncg, NULL, 0) < 0)
-		goto fail;
-	if (h->boot_id && !(p->boot_id = strdup(h->boot_id)))
-		goto fail;
-	free(refs);
-	p->host_id = h->host_id;
-	p->last_ts = h->last_ts;
-	p->chain = h->chain;
-	p->boot = h->boot;
-	p->d = d.p;
-	p->dlen = d.len;
-	p->c = c.p;
-	p->clen = c.len;
-	pthread_mutex_lock(&hc->mu);
-	struct hpacked *old = hc_unlink(hc, h->host_id);
-	if (hc->n >= STORE_HOST_CACHE_MAX)
-		hcache_clear_locked(hc);	/* crude bound: states reload from the database */
-	uint32_t b = (uint32_t)h->host_id % HC_BUCKETS;
-	p->next = hc->b[b];
-	hc->b[b] = p;
-	hc->n++;
-	pthread_mutex_unlock(&hc->mu);
-	if (old)
-		hp_free(old);
-	return;
-fail:
-	free(refs);
-	cbuf_release(&d);
-	cbuf_release(&c);
-	free(p->boot_id);
-	free(p);
-}
-
-void hcache_drop(struct hcache *hc, int32_t host_id)
-{
-	pthread_mutex_lock(&hc->mu);
-	struct hpacked *p = hc_unlink(hc, host_id);
-	pthread_mutex_unlock(&hc->mu);
-	if (p)
-		hp_free(p);
 }
 
 /* ---- cgroup id cache ---- */

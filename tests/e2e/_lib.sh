@@ -99,7 +99,8 @@ e2e_server_start() {
 	E2E_URL="http://127.0.0.1:$port"
 	E2E_LOG="$E2E_DIR/server-$port.log"
 	"$SERVER" --listen "127.0.0.1:$port" --db "${E2E_SERVER_DB:-$E2E_DB}" --token "$E2E_TOKEN" \
-		--schema "$E2E_ROOT/schema" --web "${E2E_WEB:-$E2E_ROOT/web}" "$@" >"$E2E_LOG" 2>&1 &
+		--schema "$E2E_ROOT/schema" --web "${E2E_WEB:-$E2E_ROOT/web}" \
+		--checkpoint-interval "${E2E_CHECKPOINT_S:-1}" "$@" >"$E2E_LOG" 2>&1 &
 	E2E_PID=$!
 	E2E_PIDS+=("$E2E_PID")
 	local want=${E2E_WAIT_HEALTHY:-1} code
@@ -115,6 +116,22 @@ e2e_server_start() {
 	done
 	echo "e2e: the server did not become ready (last /healthz: $code; its log follows)" >&2
 	exit 1
+}
+
+# Waits (up to 30 s) until every host's checkpoint has caught up with its
+# newest sample: the servers keep rollups and detector state in memory and
+# write them every --checkpoint-interval (1 s here); readers of the rollups
+# see them after that.
+e2e_wait_checkpoints() {
+	local n
+	for _ in $(seq 300); do
+		n=$(e2e_psql "SELECT count(*) FROM hosts h JOIN detector_state d ON d.host_id = h.id
+			WHERE h.samples > 0 AND d.last_ts_ms < h.last_ts_ms")
+		[ "$n" = 0 ] && return 0
+		sleep 0.1
+	done
+	echo "e2e: $n host(s) still not checkpointed after 30 s" >&2
+	return 1
 }
 
 # Stops the last server started; counts a failure when it does not exit 0.

@@ -36,6 +36,7 @@ PY
 }
 check "posted gone-01" post_as gone-01 "$E2E_DIR/base.jsonl"
 check "posted stay-01" post_as stay-01 "$E2E_DIR/base.jsonl"
+check "their rollups were written" e2e_wait_checkpoints
 printf '%s' '{"overrides":[{"host":"gone-01","kind":"oom_kill","params":{"enabled":false}}]}' >"$E2E_DIR/rules.json"
 req PUT /api/v1/overrides -H "Authorization: Bearer $ADMIN" --data-binary "@$E2E_DIR/rules.json"
 check_status 200 "a host rule for gone-01"
@@ -47,7 +48,7 @@ counts() {
 	e2e_psql "SELECT (SELECT count(*) FROM samples s JOIN hosts h ON h.id = s.host_id WHERE h.name = '$1')
 		|| ' ' || (SELECT count(*) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = '$1')
 		|| ' ' || (SELECT count(*) FROM alerts WHERE host = '$1' AND kind <> 'host_silent')
-		|| ' ' || (SELECT count(*) FROM detector_state WHERE host = '$1')
+		|| ' ' || (SELECT count(*) FROM detector_state d JOIN hosts h ON h.id = d.host_id WHERE h.name = '$1')
 		|| ' ' || (SELECT count(*) FROM cgroups c JOIN hosts h ON h.id = c.host_id WHERE h.name = '$1')
 		|| ' ' || (SELECT count(*) FROM host_meta m JOIN hosts h ON h.id = m.host_id WHERE h.name = '$1')
 		|| ' ' || (SELECT count(*) FROM detector_overrides WHERE host = '$1')"
@@ -80,7 +81,7 @@ read -r s r a _ c m o <<<"$before_gone"
 check_jq ".host == \"gone-01\" and .deleted.samples == $s and .deleted.rollups == $r and .deleted.alerts >= $a and .deleted.cgroups == $c and .deleted.meta == $m and .deleted.overrides == $o" \
 	"the answer counts what was removed"
 check_eq "$(e2e_psql "SELECT count(*) FROM hosts WHERE name = 'gone-01'")" 0 "no hosts row"
-check_eq "$(e2e_psql "SELECT (SELECT count(*) FROM samples WHERE host_id = $host_id) + (SELECT count(*) FROM rollup_5m WHERE host_id = $host_id) + (SELECT count(*) FROM cgroups WHERE host_id = $host_id) + (SELECT count(*) FROM host_meta WHERE host_id = $host_id) + (SELECT count(*) FROM boots WHERE host_id = $host_id) + (SELECT count(*) FROM alerts WHERE host = 'gone-01') + (SELECT count(*) FROM detector_state WHERE host = 'gone-01') + (SELECT count(*) FROM detector_overrides WHERE host = 'gone-01')")" 0 \
+check_eq "$(e2e_psql "SELECT (SELECT count(*) FROM samples WHERE host_id = $host_id) + (SELECT count(*) FROM rollup_5m WHERE host_id = $host_id) + (SELECT count(*) FROM cgroups WHERE host_id = $host_id) + (SELECT count(*) FROM host_meta WHERE host_id = $host_id) + (SELECT count(*) FROM boots WHERE host_id = $host_id) + (SELECT count(*) FROM alerts WHERE host = 'gone-01') + (SELECT count(*) FROM detector_state WHERE host_id = $host_id) + (SELECT count(*) FROM detector_overrides WHERE host = 'gone-01')")" 0 \
 	"no sample, rollup, cgroup, history, boot, alert, state or rule row of it left"
 check_eq "$(counts stay-01)" "$before_stay" "stay-01 keeps everything"
 

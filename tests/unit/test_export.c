@@ -144,7 +144,7 @@ static int put(struct store *st, const struct sample *s, size_t n)
 {
 	char err[512];
 	size_t nfresh;
-	int rc = store_put_samples(st, s, n, NULL, &nfresh, err, sizeof(err));
+	int rc = store_put_samples(st, s, n, &nfresh, err, sizeof(err));
 	if (rc != STORE_OK)
 		fprintf(stderr, "put: %s\n", err);
 	return rc;

@@ -57,7 +57,7 @@ static void load_host(struct store *st, const char *name, int64_t t0)
 			s[n].boot_id = strdup("rebooted-boot-id-0000000000000000");
 		}
 		if (++n == 40 || i == 719) {
-			CHECK_INT(teststore_put(st, s, n), STORE_OK);
+			CHECK_INT(teststore_put_ckpt(st, s, n), STORE_OK);
 			for (size_t k = 0; k < n; k++)
 				sample_release(&s[k]);
 			n = 0;
@@ -231,7 +231,7 @@ static void test_summed(struct store *st, int64_t t0)
 		sset_release(&x->m);
 		x->m = m;
 		if (i % 40 == 39) {
-			CHECK_INT(teststore_put(st, s, 40), STORE_OK);
+			CHECK_INT(teststore_put_ckpt(st, s, 40), STORE_OK);
 			for (int k = 0; k < 40; k++)
 				sample_release(&s[k]);
 		}
@@ -360,7 +360,7 @@ static void test_auto_and_late(struct store *st, int64_t t0)
 	struct sample s;
 	gen_host_step(g, 10000);
 	CHECK(gen_host_sample(g, t0 + 5000, &s) == 0);
-	CHECK_INT(teststore_put(st, &s, 1), STORE_OK);
+	CHECK_INT(teststore_put_ckpt(st, &s, 1), STORE_OK);
 	sample_release(&s);
 	gen_host_free(g);
 	CHECK_INT(teststore_q1(db.conninfo, "SELECT count(*) FROM samples s JOIN hosts h ON h.id = s.host_id WHERE h.name = 'roll-a'"), 721);
@@ -380,7 +380,7 @@ static void test_retention(int64_t now)
 		gen_host_step(g, 10000);
 		CHECK(gen_host_sample(g, old + i * 10000, &s[i]) == 0);
 	}
-	CHECK_INT(teststore_put(st, s, 2), STORE_OK);
+	CHECK_INT(teststore_put_ckpt(st, s, 2), STORE_OK);
 	sample_release(&s[0]);
 	sample_release(&s[1]);
 	gen_host_free(g);

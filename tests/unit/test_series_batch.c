@@ -36,15 +36,18 @@ static void load_host(struct store *st, const char *name, int64_t t0)
 	struct gen_host *g = gen_host_new(name, 3, 11);
 	struct sample s[60];
 	size_t n = 0;
+	int nck;
 	char err[512];
 	for (int i = 0; i < 30 * 60; i++) {
 		gen_host_step(g, 60000);
 		CHECK(gen_host_sample(g, t0 + (int64_t)i * 60000 + 321, &s[n]) == 0);
 		if (++n == 60 || i == 30 * 60 - 1) {
 			size_t f = 0;
-			int rc = store_put_samples(st, s, n, NULL, &f, err, sizeof(err));
+			int rc = store_put_samples(st, s, n, &f, err, sizeof(err));
 			if (rc != STORE_OK)
 				fprintf(stderr, "put: %s\n", err);
+			else	/* the rollups go to the table with the checkpoint */
+				rc = store_checkpoint(st, true, &nck, err, sizeof(err));
 			CHECK_INT(rc, STORE_OK);
 			for (size_t k = 0; k < n; k++)
 				sample_release(&s[k]);

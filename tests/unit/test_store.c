@@ -9,6 +9,7 @@
 #include "dict.h"
 #include "gen.h"
 #include "store.h"
+#include "store_internal.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -82,11 +83,16 @@ static void addcg(struct sample *s, const char *path, const char *name, int64_t 
 	sset_sort(&cg->m);
 }
 
-static int put(struct store *st, struct sample *s, size_t n, const struct store_tx_hook *hook, size_t *fresh)
+/* put with a hook (store_set_hook) for this call only, NULL: none */
+static int put(struct store *st, struct sample *s, size_t n, const struct store_hook *hook, size_t *fresh)
 {
 	char err[512];
 	size_t f = 0;
-	int rc = store_put_samples(st, s, n, hook, &f, err, sizeof(err));
+	if (hook)
+		store_set_hook(st, hook);
+	int rc = store_put_samples(st, s, n, &f, err, sizeof(err));
+	if (hook)
+		store_set_hook(st, &(struct store_hook){ 0 });
 	if (rc != STORE_OK && !hook)
 		fprintf(stderr, "put: %s\n", err);
 	if (fresh)
@@ -249,14 +255,18 @@ struct hook_log {
 	long long rows_seen;	/* samples visible through the hook's connection */
 };
 
-static int hook_fn(void *ctx, PGconn *conn, const struct sample *const *fresh, size_t nfresh, char *err,
-		   size_t errlen)
+static int hook_fn(void *ctx, PGconn *conn, const struct store_hook_host *hosts, size_t nhosts,
+		   int64_t version, char *err, size_t errlen)
 {
 	struct hook_log *l = ctx;
-	for (size_t i = 0; i < nfresh && l->n < 16; i++, l->n++) {
-		snprintf(l->hosts[l->n], sizeof(l->hosts[0]), "%s", fresh[i]->host);
-		l->ts[l->n] = fresh[i]->ts_ms;
+	(void)version;
+	for (size_t k = 0; k < nhosts; k++) {
+		for (size_t i = 0; i < hosts[k].n && l->n < 16; i++, l->n++) {
+			snprintf(l->hosts[l->n], sizeof(l->hosts[0]), "%s", hosts[k].fresh[i]->host);
+			l->ts[l->n] = hosts[k].fresh[i]->ts_ms;
+		}
 	}
+	store_pipe_finish(conn, NULL, NULL, 0);	/* the rows may still be on their way */
 	PGresult *r = PQexec(conn, "SELECT count(*) FROM samples");
 	l->rows_seen = PQresultStatus(r) == PGRES_TUPLES_OK ? strtoll(PQgetvalue(r, 0, 0), NULL, 10) : -1;
 	PQclear(r);
@@ -272,7 +282,7 @@ static void test_hook(struct store *st)
 	int64_t t0 = base_ms() + 2000;
 	struct sample s[4];
 	struct hook_log log = { 0 };
-	struct store_tx_hook hook = { hook_fn, &log, false };
+	struct store_hook hook = { .ctx = &log, .feed = hook_fn };
 	size_t fresh;
 
 	long long before = q1("SELECT count(*) FROM samples");
@@ -662,7 +672,7 @@ static void test_outage(struct store *st)
 	PQfinish(c);
 
 	mk(&s, "outage-host", base_ms() + 12000, NULL, "vmstat.nr_dirty", (int64_t)1, NULL);
-	CHECK_INT(store_put_samples(st, &s, 1, NULL, &fresh, err, sizeof(err)), STORE_EUNAVAIL);
+	CHECK_INT(store_put_samples(st, &s, 1, &fresh, err, sizeof(err)), STORE_EUNAVAIL);
 	CHECK_INT(fresh, 0);
 	CHECK(!store_ping(st));
 	CHECK_INT(store_hosts(st, &o, err, sizeof(err)), STORE_EUNAVAIL);
@@ -794,11 +804,15 @@ struct gc_hook {
 	size_t max_batch;
 };
 
-static int gc_hook_fn(void *ctx, PGconn *conn, const struct sample *const *fresh, size_t nfresh, char *err,
-		      size_t errlen)
+static int gc_hook_fn(void *ctx, PGconn *conn, const struct store_hook_host *hosts, size_t nhosts,
+		      int64_t version, char *err, size_t errlen)
 {
 	struct gc_hook *h = ctx;
+	size_t nfresh = 0;
 	(void)conn;
+	(void)version;
+	for (size_t k = 0; k < nhosts; k++)
+		nfresh += hosts[k].n;
 	pthread_mutex_lock(&h->mu);
 	h->calls++;
 	if (nfresh > h->max_batch)
@@ -806,8 +820,8 @@ static int gc_hook_fn(void *ctx, PGconn *conn, const struct sample *const *fresh
 	pthread_mutex_unlock(&h->mu);
 	struct timespec ts = { 0, 20 * 1000000 };
 	nanosleep(&ts, NULL);
-	for (size_t i = 0; i < nfresh; i++) {
-		if (strcmp(fresh[i]->host, "gc-poison") == 0) {
+	for (size_t i = 0; i < nhosts; i++) {
+		if (strcmp(hosts[i].host, "gc-poison") == 0) {
 			snprintf(err, errlen, "poisoned");
 			return -1;
 		}
@@ -826,11 +840,10 @@ static void *gc_thread(void *arg)
 {
 	struct gc_job *j = arg;
 	struct sample s;
-	struct store_tx_hook hook = { gc_hook_fn, j->hook, true };	/* no statements: the writes go with COMMIT */
 	char host[32];
 	snprintf(host, sizeof(host), j->id == 7 ? "gc-poison" : "gc-%02d", j->id);
 	mk(&s, host, base_ms() + 11000, NULL, "vmstat.nr_dirty", (int64_t)j->id, NULL);
-	j->rc = put(j->st, &s, 1, &hook, &j->fresh);
+	j->rc = put(j->st, &s, 1, NULL, &j->fresh);
 	sample_release(&s);
 	return NULL;
 }
@@ -847,6 +860,8 @@ static void test_group_commit(void)
 		CHECK(0);
 		return;
 	}
+	/* no statements: the writes go with COMMIT */
+	store_set_hook(st, &(struct store_hook){ .ctx = &hk, .feed = gc_hook_fn });
 	for (int i = 0; i < T; i++) {
 		j[i] = (struct gc_job){ st, &hk, i, -99, 0 };
 		pthread_create(&t[i], NULL, gc_thread, &j[i]);

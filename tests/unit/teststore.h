@@ -46,10 +46,29 @@ static inline int teststore_put(struct store *st, struct sample *s, size_t n)
 {
 	char err[512];
 	size_t f = 0;
-	int rc = store_put_samples(st, s, n, NULL, &f, err, sizeof(err));
+	int rc = store_put_samples(st, s, n, &f, err, sizeof(err));
 	if (rc != STORE_OK)
 		fprintf(stderr, "put: %s\n", err);
 	return rc;
+}
+
+/* Writes every owned host's checkpoint now (rollups included). */
+static inline int teststore_checkpoint(struct store *st)
+{
+	char err[512];
+	int n = 0;
+	int rc = store_checkpoint(st, true, &n, err, sizeof(err));
+	if (rc != STORE_OK)
+		fprintf(stderr, "checkpoint: %s\n", err);
+	return rc;
+}
+
+/* teststore_put, then the checkpoint that brings the rollups to the table
+ * (readers of rollup_5m see what the owning server checkpointed). */
+static inline int teststore_put_ckpt(struct store *st, struct sample *s, size_t n)
+{
+	int rc = teststore_put(st, s, n);
+	return rc == STORE_OK ? teststore_checkpoint(st) : rc;
 }
 
 #endif

@@ -1,0 +1,40 @@
+-- 090_host_ownership.sql - a host's working state lives in the memory of the
+-- server that owns it; the database keeps a checkpoint of it and the raw
+-- samples from which the rest is rebuilt (docs/design.md "Ingest").
+--
+-- hosts.lease: the server that owns the host (a random number per server
+-- process; 0 none). Every ingest transaction updates the host's row only
+-- WHERE lease = its own, which locks the row (serialising the host across
+-- servers) and tells a server that another one took the host over since
+-- (no row updated): it then takes it back and rebuilds the host's state.
+-- hosts.silent: the host_silent tick opened an alert that the host's next
+-- sample resolves (was detector_state.silent: the tick locks the hosts row,
+-- which ingest updates anyway).
+ALTER TABLE hosts
+	ADD COLUMN lease bigint NOT NULL DEFAULT 0,
+	ADD COLUMN silent boolean NOT NULL DEFAULT false;
+UPDATE hosts h SET silent = true FROM detector_state d WHERE d.host = h.name AND d.silent;
+
+-- detector_state is the checkpoint, keyed by the host id like every other
+-- per-host table: the detectors' state after the host's in-order samples
+-- up to last_ts_ms, written every --checkpoint-interval by the owning
+-- server together with the 5-minute rollups of the same samples, so that
+-- rollup_5m holds exactly the host's in-order samples up to last_ts_ms (0:
+-- none). Taking a host over replays the stored samples after it.
+ALTER TABLE detector_state ADD COLUMN host_id integer;
+UPDATE detector_state d SET host_id = h.id FROM hosts h WHERE h.name = d.host;
+DELETE FROM detector_state WHERE host_id IS NULL;
+ALTER TABLE detector_state DROP CONSTRAINT detector_state_pkey;
+ALTER TABLE detector_state DROP COLUMN host, DROP COLUMN silent,
+	ALTER COLUMN host_id SET NOT NULL, ADD PRIMARY KEY (host_id);
+-- Before this migration every sample's rollups and detector step committed
+-- with it: both are complete up to the host's newest sample.
+INSERT INTO detector_state (host_id, last_ts_ms)
+	SELECT id, 0 FROM hosts ON CONFLICT (host_id) DO NOTHING;
+UPDATE detector_state d SET last_ts_ms = coalesce(h.last_ts_ms, 0) FROM hosts h WHERE h.id = d.host_id;
+
+-- The history of a host's descriptive fields (020_host_meta.sql) is written
+-- by the server, which knows when they change (its memory of the host),
+-- instead of a trigger on every update of the hosts row.
+DROP TRIGGER host_meta_record ON hosts;
+DROP FUNCTION host_meta_record();
