@@ -8,8 +8,8 @@
 -- servers) and tells a server that another one took the host over since
 -- (no row updated): it then takes it back and rebuilds the host's state.
 -- hosts.silent: the host_silent tick opened an alert that the host's next
--- sample resolves (was detector_state.silent: the tick locks the hosts row,
--- which ingest updates anyway).
+-- sample resolves (in the hosts row, which ingest updates anyway, so that
+-- the tick's row lock serialises it with ingest).
 ALTER TABLE hosts
 	ADD COLUMN lease bigint NOT NULL DEFAULT 0,
 	ADD COLUMN silent boolean NOT NULL DEFAULT false;

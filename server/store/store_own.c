@@ -2,11 +2,11 @@
  * store_internal.h): a hash table by host name whose entries are checked
  * out by one thread at a time (an ingest transaction, a checkpoint).
  *
- * Why in memory: an ingest transaction used to lock the host's detector
- * state row, read and rewrite it (~2 KB), merge the host's rollup cell and
- * rebuild the encoding state from a packed copy, for every sample; those
- * were most of PostgreSQL's and a good part of the server's CPU per
- * sample (docs/scaling.md). Kept here they cost nothing per sample; the
+ * Why in memory: locking, reading and rewriting a host's detector state
+ * row (~2 KB), merging its rollup cell and rebuilding its encoding state
+ * from a packed copy for every sample are most of PostgreSQL's and a good
+ * part of the server's CPU per sample (docs/scaling.md). Kept here they
+ * cost nothing per sample; the
  * database gets them as a checkpoint every --checkpoint-interval
  * (store_ckpt.c), and a server that takes a host over, or restarts,
  * rebuilds them from the checkpoint and the samples stored since
