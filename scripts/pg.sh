@@ -6,6 +6,8 @@
 #   scripts/pg.sh stop DIR         stop it (fast shutdown), idempotent
 #   scripts/pg.sh status DIR       exit 0 when it runs
 #   scripts/pg.sh dir DIR          print where the cluster really lives (see below)
+#   VMSCOPE_PG_OPTS="-c name=value ..." scripts/pg.sh start DIR PORT
+#                                  more server settings (scripts/citus.sh preloads Citus)
 #   scripts/pg.sh dbname CONNINFO NAME
 #                                  print CONNINFO (key=value words or a URI) naming
 #                                  database NAME instead of its own, with one dbname
@@ -109,7 +111,7 @@ CONF
 	# the port may differ between runs: pass it on the command line
 	if ! as_pg "$PGBIN/pg_ctl" -D "$data" status >/dev/null 2>&1; then
 		as_pg "$PGBIN/pg_ctl" -D "$data" -l "$dir/postgres.log" -w -t 60 \
-			-o "-p $port -k $sock -c listen_addresses=127.0.0.1" start >/dev/null ||
+			-o "-p $port -k $sock -c listen_addresses=127.0.0.1 ${VMSCOPE_PG_OPTS:-}" start >/dev/null ||
 			{ tail -20 "$dir/postgres.log" >&2; exit 1; }
 	fi
 	for _ in $(seq 50); do

@@ -123,6 +123,7 @@ struct emit_ctx {
 	PGconn *conn;
 	char *err;
 	size_t errlen;
+	int32_t host_id;	/* of the host being fed */
 };
 
 static int emit_sql(void *ctx, struct det_action *a)
@@ -130,7 +131,7 @@ static int emit_sql(void *ctx, struct det_action *a)
 	struct emit_ctx *e = ctx;
 
 	atomic_fetch_add(&e->eng->actions, 1);
-	return alert_store_apply(e->conn, a, e->err, e->errlen);
+	return alert_store_apply(e->conn, e->host_id, a, e->err, e->errlen);
 }
 
 /* A replayed sample's action was written when the sample first arrived:
@@ -143,7 +144,7 @@ static int emit_replay(void *ctx, struct det_action *a)
 
 	if (a->type != DA_OPEN)
 		return 0;
-	if (alert_store_find(e->conn, a, &a->alert_id, e->err, e->errlen) < 0)
+	if (alert_store_find(e->conn, e->host_id, a, &a->alert_id, e->err, e->errlen) < 0)
 		return -1;
 	return a->alert_id ? 0 : emit_sql(ctx, a);
 }
@@ -207,7 +208,7 @@ static int hk_feed(void *ctx, PGconn *conn, const struct store_hook_host *hosts,
 		   char *err, size_t errlen)
 {
 	struct detect_engine *eng = ctx;
-	struct emit_ctx ec = { eng, conn, err, errlen };
+	struct emit_ctx ec = { eng, conn, err, errlen, 0 };
 	struct det_host_back *backs = calloc(nhosts, sizeof(*backs));
 	struct ovr_cached *ovr = NULL;
 	size_t nback = 0;
@@ -225,6 +226,7 @@ static int hk_feed(void *ctx, PGconn *conn, const struct store_hook_host *hosts,
 		int64_t first_fed;
 		if (!hosts[k].state)
 			continue;
+		ec.host_id = hosts[k].host_id;
 		if (feed(eng, hosts[k].state, hosts[k].fresh, hosts[k].n, &ovr->set, emit_sql, &ec, &first_fed) < 0)
 			goto out;
 		if (first_fed && hosts[k].silent)
@@ -243,10 +245,9 @@ static int hk_replay(void *ctx, PGconn *conn, void *state, int32_t host_id, cons
 		     size_t errlen)
 {
 	struct detect_engine *eng = ctx;
-	struct emit_ctx ec = { eng, conn, err, errlen };
+	struct emit_ctx ec = { eng, conn, err, errlen, host_id };
 	int64_t first_fed;
 
-	(void)host_id;
 	if (errlen)
 		err[0] = '\0';
 	/* the overrides as they are now (the cached set, read if none) */

@@ -261,25 +261,32 @@ static enum send_result send_one(struct notify *n, struct rstate *rs, const stru
 	return SEND_LATER;
 }
 
-static bool mark_delivered(struct notify *n, int64_t ev, const char *name, bool gave_up)
+/* An outbox row is (host id, id): the host id keeps each statement on its
+ * host's shard on Citus. */
+static bool mark_delivered(struct notify *n, const char *host_id, int64_t ev, const char *name, bool gave_up)
 {
 	char id[24], tag[NOTIFY_NAME_MAX + 2];
 
 	snprintf(id, sizeof(id), "%" PRId64, ev);
 	snprintf(tag, sizeof(tag), "%s%s", gave_up ? "!" : "", name);
-	const char *v[2] = { id, tag };
+	const char *v[3] = { id, tag, host_id };
 	return exec_ok(n, "could not record a delivery",
-		       "UPDATE notify_outbox SET delivered = array_append(delivered, $2) WHERE id = $1", 2, v);
+		       "UPDATE notify_outbox SET delivered = array_append(delivered, $2) "
+		       "WHERE host_id = $3::int AND id = $1::bigint", 3, v);
 }
 
-static bool mark_done(struct notify *n, int64_t ev, bool suppressed)
+static bool mark_done(struct notify *n, const char *host_id, int64_t ev, bool suppressed)
 {
-	char id[24];
+	char id[24], now[24];
+	struct timespec ts;
 
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(now, sizeof(now), "%lld", (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 	snprintf(id, sizeof(id), "%" PRId64, ev);
-	const char *v[2] = { id, suppressed ? "t" : "f" };
+	const char *v[4] = { id, suppressed ? "t" : "f", host_id, now };
 	return exec_ok(n, "could not mark an event done",
-		       "UPDATE notify_outbox SET done_at = now(), suppressed = $2::boolean WHERE id = $1", 2, v);
+		       "UPDATE notify_outbox SET done_at = 'epoch'::timestamptz + $4::bigint * interval '1 millisecond', "
+		       "suppressed = $2::boolean WHERE host_id = $3::int AND id = $1::bigint", 4, v);
 }
 
 /* Queues an open event for each open alert whose every open event was held
@@ -287,12 +294,12 @@ static bool mark_done(struct notify *n, int64_t ev, bool suppressed)
 static void requeue_unsilenced(struct notify *n)
 {
 	exec_ok(n, "could not queue alerts whose silence ended",
-		"INSERT INTO notify_outbox (alert_id, event) SELECT a.id, 'open' FROM alerts a "
+		"INSERT INTO notify_outbox (host_id, alert_id, event) SELECT a.host_id, a.id, 'open' FROM alerts a "
 		"WHERE a.state = 'open' AND NOT " SILENCE_MATCH_SQL("a") " "
-		"AND EXISTS (SELECT 1 FROM notify_outbox o WHERE o.alert_id = a.id AND o.event = 'open' "
-		"  AND o.suppressed) "
-		"AND NOT EXISTS (SELECT 1 FROM notify_outbox o WHERE o.alert_id = a.id AND o.event = 'open' "
-		"  AND NOT o.suppressed)", 0, NULL);
+		"AND EXISTS (SELECT 1 FROM notify_outbox o WHERE o.host_id = a.host_id AND o.alert_id = a.id "
+		"  AND o.event = 'open' AND o.suppressed) "
+		"AND NOT EXISTS (SELECT 1 FROM notify_outbox o WHERE o.host_id = a.host_id AND o.alert_id = a.id "
+		"  AND o.event = 'open' AND NOT o.suppressed)", 0, NULL);
 }
 
 /* Works through the pending events in order. Returns the number of events
@@ -306,10 +313,10 @@ static int process_pending(struct notify *n)
 	const char *v[1] = { lim };
 	PGresult *r = PQexecParams(n->conn,
 		"SELECT o.id, o.event, o.delivered::text, " SILENCE_MATCH_SQL("a") ", "
-		"EXISTS (SELECT 1 FROM notify_outbox p WHERE p.alert_id = a.id AND p.event = 'open' "
-		"  AND NOT p.suppressed AND p.id < o.id), " ALERT_COLS " "
-		"FROM notify_outbox o JOIN alerts a ON a.id = o.alert_id WHERE o.done_at IS NULL "
-		"ORDER BY o.id LIMIT $1::int", 1, NULL, v, NULL, NULL, 0);
+		"EXISTS (SELECT 1 FROM notify_outbox p WHERE p.host_id = a.host_id AND p.alert_id = a.id "
+		"  AND p.event = 'open' AND NOT p.suppressed AND p.id < o.id), " ALERT_COLS ", o.host_id "
+		"FROM notify_outbox o JOIN alerts a ON a.host_id = o.host_id AND a.id = o.alert_id "
+		"WHERE o.done_at IS NULL ORDER BY o.id LIMIT $1::int", 1, NULL, v, NULL, NULL, 0);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
 		pq_log("could not read the outbox", n->conn, r);
 		PQclear(r);
@@ -323,11 +330,12 @@ static int process_pending(struct notify *n)
 		bool silenced = PQgetvalue(r, i, 3)[0] == 't';
 		bool opened = PQgetvalue(r, i, 4)[0] == 't';
 		bool is_open = strcmp(event, "open") == 0;
+		const char *host_id = PQgetvalue(r, i, 5 + ALERT_NCOLS);
 		struct alert_rec a;
 
 		if (silenced || (!is_open && !opened)) {
 			/* held back: silenced now, or its open never went out */
-			if (!mark_done(n, ev, true))
+			if (!mark_done(n, host_id, ev, true))
 				break;
 			metrics_notify(METRICS_NOTIFY_HELD_BACK);
 			ndone++;
@@ -350,11 +358,11 @@ static int process_pending(struct notify *n)
 			if (sr == SEND_LATER)
 				all_done = false;
 			else
-				db_ok = mark_delivered(n, ev, rs->r.name, sr == SEND_GAVE_UP);
+				db_ok = mark_delivered(n, host_id, ev, rs->r.name, sr == SEND_GAVE_UP);
 		}
 		if (a.evidence)
 			json_decref(a.evidence);
-		if (!db_ok || (all_done && !mark_done(n, ev, false)))
+		if (!db_ok || (all_done && !mark_done(n, host_id, ev, false)))
 			break;
 		ndone += all_done;
 	}
@@ -413,8 +421,8 @@ static void resend(struct notify *n)
 		return;
 	PGresult *r = PQexecParams(n->conn,
 		"SELECT " ALERT_COLS " FROM alerts a WHERE a.state = 'open' AND NOT " SILENCE_MATCH_SQL("a") " "
-		"AND EXISTS (SELECT 1 FROM notify_outbox o WHERE o.alert_id = a.id AND o.event = 'open' "
-		"  AND NOT o.suppressed AND o.done_at IS NOT NULL) ORDER BY a.id LIMIT 10000",
+		"AND EXISTS (SELECT 1 FROM notify_outbox o WHERE o.host_id = a.host_id AND o.alert_id = a.id "
+		"  AND o.event = 'open' AND NOT o.suppressed AND o.done_at IS NOT NULL) ORDER BY a.id LIMIT 10000",
 		0, NULL, NULL, NULL, NULL, 0);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
 		pq_log("could not list the open alerts", n->conn, r);
@@ -438,12 +446,12 @@ static void gc(struct notify *n)
 	snprintf(days, sizeof(days), "%d", NOTIFY_KEEP_DAYS);
 	const char *v[1] = { days };
 	exec_ok(n, "could not delete old outbox rows",
-		"DELETE FROM notify_outbox o USING alerts a WHERE a.id = o.alert_id AND a.state = 'resolved' "
-		"AND o.done_at < now() - $1::int * interval '1 day'", 1, v);
+		"DELETE FROM notify_outbox o USING alerts a WHERE a.host_id = o.host_id AND a.id = o.alert_id "
+		"AND a.state = 'resolved' AND o.done_at < now() - $1::int * interval '1 day'", 1, v);
 	/* events of alerts deleted since (a forgotten host) */
 	exec_ok(n, "could not delete orphaned outbox rows",
-		"DELETE FROM notify_outbox o WHERE NOT EXISTS (SELECT 1 FROM alerts a WHERE a.id = o.alert_id)",
-		0, NULL);
+		"DELETE FROM notify_outbox o WHERE NOT EXISTS (SELECT 1 FROM alerts a WHERE a.host_id = o.host_id "
+		"AND a.id = o.alert_id)", 0, NULL);
 }
 
 /* Waits up to ms for a wake byte or, when listening, a NOTIFY. */

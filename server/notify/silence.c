@@ -149,12 +149,21 @@ int silence_create(PGconn *c, const struct silence_req *q, json_t **out, char *e
 	snprintf(until, sizeof(until), "%" PRId64, q->until_ms);
 	const char *v[6] = { q->host, q->cgroup, q->kind, until, q->created_by ? q->created_by : "",
 			     q->comment ? q->comment : "" };
+	/* the row is read back by a query of its own: a distributed
+	 * PostgreSQL refuses now() (the "active" column) in RETURNING */
 	PGresult *r = PQexecParams(c,
 		"INSERT INTO silences (host, cgroup, kind, until, created_by, comment) VALUES ($1, $2, $3, "
-		"'epoch'::timestamptz + $4::bigint * interval '1 millisecond', $5, $6) RETURNING " SILENCE_COLS,
+		"'epoch'::timestamptz + $4::bigint * interval '1 millisecond', $5, $6) RETURNING id",
 		6, NULL, v, NULL, NULL, 0);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
 		return pg_fail(err, errlen, "could not create silence", c, r);
+	const char *idv[1] = { PQgetvalue(r, 0, 0) };
+	PGresult *row = PQexecParams(c, "SELECT " SILENCE_COLS " FROM silences WHERE id = $1::bigint", 1, NULL,
+				     idv, NULL, NULL, 0);
+	PQclear(r);
+	r = row;
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+		return pg_fail(err, errlen, "could not read the new silence", c, r);
 	*out = row_json(r, 0);
 	PQclear(r);
 	if (!*out) {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "alert_json.h"
 #include "silence.h"
@@ -30,13 +31,83 @@ static bool ok(PGresult *r)
 	return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
 }
 
-int alert_store_apply(PGconn *c, struct det_action *a, char *err, size_t errlen)
+/* Each alert change writes its notification outbox row in the same
+ * statement (docs/notify.md): an open of a new alert, an escalation from
+ * warning to critical, a resolve. The notifier is woken at commit. */
+#define OUTBOX(ev, from, where)                                                                        \
+	"o AS (INSERT INTO notify_outbox (host_id, alert_id, event, created_at) SELECT host_id, id, " ev \
+	", " TS_FROM_MS("$now") " FROM " from " WHERE " where ") "
+
+/* The time of a write, as the server's clock has it (a parameter rather
+ * than now() in the statement: a distributed PostgreSQL does not evaluate
+ * now() in every place a statement may use it). */
+static int64_t now_ms(void)
 {
-	char id[24], t1[24], t2[24];
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* sql with "$now" replaced by $n (n = the statement's last parameter). */
+static const char *with_now(const char *sql, int n, char *buf, size_t cap)
+{
+	char num[8];
+	size_t o = 0;
+	snprintf(num, sizeof(num), "$%d", n);
+	for (const char *p = sql; *p && o + 8 < cap;) {
+		if (strncmp(p, "$now", 4) == 0) {
+			o += (size_t)snprintf(buf + o, cap - o, "%s", num);
+			p += 4;
+		} else {
+			buf[o++] = *p++;
+		}
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static const char open_sql[] =
+	"WITH prev AS (SELECT severity FROM alerts WHERE host_id = $1::int AND coalesce(cgroup, '') = "
+	"coalesce($3::text, '') AND kind = $4 AND state = 'open'), "
+	"a AS (INSERT INTO alerts (host_id, host, cgroup, kind, severity, state, started_at, opened_at, "
+	"updated_at, summary, evidence) VALUES ($1::int, $2, $3, $4, $5, 'open', " TS_FROM_MS("$6") ", "
+	TS_FROM_MS("$7") ", " TS_FROM_MS("$now") ", $8, $9::jsonb) "
+	"ON CONFLICT (host_id, (coalesce(cgroup, '')), kind) WHERE state = 'open' DO UPDATE SET "
+	"severity = CASE WHEN alerts.severity = 'critical' THEN 'critical' ELSE excluded.severity END, "
+	"updated_at = excluded.updated_at RETURNING host_id, id, severity), "
+	OUTBOX("CASE WHEN EXISTS (SELECT 1 FROM prev) THEN 'escalate' ELSE 'open' END", "a",
+	       "NOT EXISTS (SELECT 1 FROM prev) OR (a.severity = 'critical' AND (SELECT severity FROM prev) = 'warning')")
+	"SELECT id FROM a";
+
+static const char update_sql[] =
+	"WITH prev AS (SELECT severity FROM alerts WHERE host_id = $1::int AND id = $2::bigint AND state = 'open'), "
+	"a AS (UPDATE alerts SET severity = $3, summary = $4, evidence = $5::jsonb, updated_at = " TS_FROM_MS("$now")
+	" WHERE host_id = $1::int AND id = $2::bigint AND state = 'open' RETURNING host_id, id, severity), "
+	OUTBOX("'escalate'", "a", "a.severity = 'critical' AND (SELECT severity FROM prev) = 'warning'")
+	"SELECT 1";
+
+static const char resolve_sql[] =
+	"WITH a AS (UPDATE alerts SET state = 'resolved', ended_at = " TS_FROM_MS("$3") ", updated_at = "
+	TS_FROM_MS("$now") " WHERE host_id = $1::int AND id = $2::bigint AND state = 'open' RETURNING host_id, id), "
+	OUTBOX("'resolve'", "a", "true")
+	"SELECT 1";
+
+/* Wakes the notifier (LISTEN vmscope_notify) when the transaction commits. */
+static int wake_notifier(PGconn *c, char *err, size_t errlen)
+{
+	return store_q_send(c, "SELECT pg_notify('vmscope_notify', '')", 0, NULL, NULL, "wake the notifier", err,
+			    errlen) == STORE_OK ? 0 : -1;
+}
+
+int alert_store_apply(PGconn *c, int32_t host_id, struct det_action *a, char *err, size_t errlen)
+{
+	char hid[16], id[24], t1[24], t2[24], now[24], sql[2048];
 	PGresult *r;
 
 	if (store_pipe_finish(c, NULL, err, errlen) != STORE_OK)	/* writes in flight first */
 		return -1;
+	snprintf(hid, sizeof(hid), "%d", host_id);
+	snprintf(now, sizeof(now), "%" PRId64, now_ms());
 
 	if (a->type == DA_OPEN) {
 		char *ev = json_dumps(a->evidence, JSON_COMPACT | JSON_REAL_PRECISION(12));
@@ -46,20 +117,14 @@ int alert_store_apply(PGconn *c, struct det_action *a, char *err, size_t errlen)
 		}
 		snprintf(t1, sizeof(t1), "%" PRId64, a->started_ms);
 		snprintf(t2, sizeof(t2), "%" PRId64, a->opened_ms);
-		const char *v[8] = { a->host, a->cgroup, a->kind, a->severity, t1, t2, a->summary, ev };
-		r = exec(c,
-			 "INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, "
-			 "updated_at, summary, evidence) VALUES ($1, $2, $3, $4, 'open', " TS_FROM_MS("$5") ", "
-			 TS_FROM_MS("$6") ", now(), $7, $8::jsonb) "
-			 "ON CONFLICT (host, (coalesce(cgroup, '')), kind) WHERE state = 'open' DO UPDATE SET "
-			 "severity = CASE WHEN alerts.severity = 'critical' THEN 'critical' "
-			 "ELSE excluded.severity END, updated_at = now() RETURNING id", 8, v);
+		const char *v[10] = { hid, a->host, a->cgroup, a->kind, a->severity, t1, t2, a->summary, ev, now };
+		r = exec(c, with_now(open_sql, 10, sql, sizeof(sql)), 10, v);
 		free(ev);
 		if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
 			return pg_fail(err, errlen, "could not insert alert", c, r);
 		a->alert_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
 		PQclear(r);
-		return 0;
+		return wake_notifier(c, err, errlen);
 	}
 	snprintf(id, sizeof(id), "%" PRId64, a->alert_id);
 	if (a->type == DA_UPDATE) {
@@ -68,35 +133,33 @@ int alert_store_apply(PGconn *c, struct det_action *a, char *err, size_t errlen)
 			snprintf(err, errlen, "could not update alert: out of memory");
 			return -1;
 		}
-		const char *v[4] = { id, a->severity, a->summary, ev };
-		r = exec(c, "UPDATE alerts SET severity = $2, summary = $3, evidence = $4::jsonb, "
-			    "updated_at = now() WHERE id = $1 AND state = 'open'", 4, v);
+		const char *v[6] = { hid, id, a->severity, a->summary, ev, now };
+		r = exec(c, with_now(update_sql, 6, sql, sizeof(sql)), 6, v);
 		free(ev);
 		if (!ok(r))
 			return pg_fail(err, errlen, "could not update alert", c, r);
 		PQclear(r);
-		return 0;
+		return wake_notifier(c, err, errlen);
 	}
 	snprintf(t1, sizeof(t1), "%" PRId64, a->at_ms);
-	const char *v[2] = { id, t1 };
-	/* never before it opened: a detector re-anchored on samples behind
-	 * it (a clock set back) resolves at the later of the two */
-	r = exec(c, "UPDATE alerts SET state = 'resolved', ended_at = greatest(opened_at, " TS_FROM_MS("$2") "), "
-		    "updated_at = now() WHERE id = $1 AND state = 'open'", 2, v);
+	const char *v[4] = { hid, id, t1, now };
+	r = exec(c, with_now(resolve_sql, 4, sql, sizeof(sql)), 4, v);
 	if (!ok(r))
 		return pg_fail(err, errlen, "could not resolve alert", c, r);
 	PQclear(r);
-	return 0;
+	return wake_notifier(c, err, errlen);
 }
 
-int alert_store_find(PGconn *c, const struct det_action *a, int64_t *id, char *err, size_t errlen)
+int alert_store_find(PGconn *c, int32_t host_id, const struct det_action *a, int64_t *id, char *err,
+		     size_t errlen)
 {
-	char t[24];
+	char t[24], hid[16];
 	snprintf(t, sizeof(t), "%" PRId64, a->started_ms);
-	const char *v[4] = { a->host, a->cgroup ? a->cgroup : "", a->kind, t };
+	snprintf(hid, sizeof(hid), "%d", host_id);
+	const char *v[4] = { hid, a->cgroup ? a->cgroup : "", a->kind, t };
 	/* the alert this open made: the one started at that sample, or the
 	 * open one it was adopted into */
-	PGresult *r = exec(c, "SELECT id FROM alerts WHERE host = $1 AND coalesce(cgroup, '') = $2 AND kind = $3 "
+	PGresult *r = exec(c, "SELECT id FROM alerts WHERE host_id = $1::int AND coalesce(cgroup, '') = $2 AND kind = $3 "
 			      "AND (started_at = " TS_FROM_MS("$4") " OR state = 'open') "
 			      "ORDER BY (started_at = " TS_FROM_MS("$4") ") DESC, id DESC LIMIT 1", 4, v);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK)
@@ -106,38 +169,32 @@ int alert_store_find(PGconn *c, const struct det_action *a, int64_t *id, char *e
 	return 0;
 }
 
+static const char back_sql[] =
+	"WITH a AS (UPDATE alerts SET state = 'resolved', ended_at = greatest(started_at, " TS_FROM_MS("$2") "), "
+	"updated_at = " TS_FROM_MS("$now") " WHERE host_id = $1::int AND cgroup IS NULL AND kind = 'host_silent' "
+	"AND state = 'open' RETURNING host_id, id), "
+	OUTBOX("'resolve'", "a", "true")
+	"UPDATE hosts SET silent = false WHERE id = $1::int";
+
 int alert_store_hosts_back(PGconn *c, const struct det_host_back *b, size_t n, char *err, size_t errlen)
 {
-	struct cbuf h, t, ids;
-	int rc = -1;
+	char sql[1024], now[24];
 
 	if (!n)
 		return 0;
-	cbuf_init(&h);
-	cbuf_init(&t);
-	cbuf_init(&ids);
-	int bad = arr_begin(&h) | arr_begin(&t) | arr_begin(&ids);
-	for (size_t i = 0; i < n && !bad; i++)
-		bad |= arr_text(&h, b[i].host) | arr_num(&t, b[i].ts_ms) | arr_num(&ids, b[i].host_id);
-	bad |= arr_end(&h) | arr_end(&t) | arr_end(&ids);
-	if (bad) {
-		snprintf(err, errlen, "could not resolve host_silent: out of memory");
-		goto out;
+	snprintf(now, sizeof(now), "%" PRId64, now_ms());
+	with_now(back_sql, 3, sql, sizeof(sql));
+	/* one statement per host (each stays on its host's shard), sent with
+	 * COMMIT */
+	for (size_t i = 0; i < n; i++) {
+		char hid[16], t[24];
+		snprintf(hid, sizeof(hid), "%d", b[i].host_id);
+		snprintf(t, sizeof(t), "%" PRId64, b[i].ts_ms);
+		const char *prm[3] = { hid, t, now };
+		if (store_q_send(c, sql, 3, prm, NULL, "resolve host_silent", err, errlen) != STORE_OK)
+			return -1;
 	}
-	const char *prm[2] = { (const char *)h.p, (const char *)t.p };
-	if (store_q(c, "UPDATE alerts SET state = 'resolved', ended_at = greatest(opened_at, "
-		       TS_FROM_MS("u.t") "), updated_at = now() FROM unnest($1::text[], $2::bigint[]) AS u(h, t) "
-		       "WHERE alerts.host = u.h AND alerts.cgroup IS NULL AND alerts.kind = 'host_silent' "
-		       "AND alerts.state = 'open'", 2, prm, 0, NULL, "resolve host_silent", err, errlen) == STORE_OK &&
-	    store_q_send(c, "UPDATE hosts SET silent = false WHERE id = ANY($1::int[])", 1,
-			 (const char *const[]){ (const char *)ids.p }, NULL, "clear host_silent", err,
-			 errlen) == STORE_OK)
-		rc = 0;
-out:
-	cbuf_release(&h);
-	cbuf_release(&t);
-	cbuf_release(&ids);
-	return rc;
+	return wake_notifier(c, err, errlen);
 }
 
 /* Opens host_silent for one candidate under its hosts row lock, rechecking
@@ -146,33 +203,37 @@ out:
 static int silence_one(PGconn *c, const char *host_id, const char *now_s, char *err, size_t errlen)
 {
 	const char *v[2] = { host_id, now_s };
+	char sql[2048];
 	PGresult *r = PQexec(c, "BEGIN");
 	int rc = 0;
 
 	if (!ok(r))
 		return pg_fail(err, errlen, "could not begin", c, r);
 	PQclear(r);
-	r = exec(c,
+	r = exec(c, with_now(
 		 "WITH s AS (UPDATE hosts h SET silent = true FROM detector_state d WHERE h.id = $1::int "
-		 "  AND d.host_id = h.id AND NOT h.silent AND h.samples > 0 "
+		 "  AND d.host_id = $1::int AND NOT h.silent AND h.samples > 0 "
 		 "  AND h.last_ts_ms < $2::bigint - greatest(3 * d.interval_ms, 60000) "
-		 "  RETURNING h.name, h.last_ts_ms, d.interval_ms) "
-		 "INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, updated_at, "
-		 "summary, evidence) SELECT name, NULL, 'host_silent', 'warning', 'open', "
-		 TS_FROM_MS("last_ts_ms") ", " TS_FROM_MS("$2") ", now(), "
+		 "  RETURNING h.id, h.name, h.last_ts_ms, d.interval_ms), "
+		 "a AS (INSERT INTO alerts (host_id, host, cgroup, kind, severity, state, started_at, opened_at, "
+		 "updated_at, summary, evidence) SELECT id, name, NULL, 'host_silent', 'warning', 'open', "
+		 TS_FROM_MS("last_ts_ms") ", " TS_FROM_MS("$2") ", " TS_FROM_MS("$2") ", "
 		 "format('no sample for %s s (expected every %s s)', ($2::bigint - last_ts_ms) / 1000, "
 		 "greatest(interval_ms, 1000) / 1000), "
 		 "jsonb_build_object('last_sample_ms', last_ts_ms, 'interval_s', interval_ms / 1000.0, "
 		 "'silent_s', ($2::bigint - last_ts_ms) / 1000, 'hint', "
 		 "'check that the agent runs and reaches the server (its log says why it cannot post)') "
-		 "FROM s ON CONFLICT (host, (coalesce(cgroup, '')), kind) WHERE state = 'open' DO NOTHING", 2, v);
+		 "FROM s ON CONFLICT (host_id, (coalesce(cgroup, '')), kind) WHERE state = 'open' DO NOTHING "
+		 "RETURNING host_id, id), "
+		 OUTBOX("'open'", "a", "true")
+		 "SELECT pg_notify('vmscope_notify', '') FROM a", 2, sql, sizeof(sql)), 2, v);
 	if (!ok(r)) {
 		pg_fail(err, errlen, "could not open host_silent", c, r);
 		r = PQexec(c, "ROLLBACK");
 		PQclear(r);
 		return -1;
 	}
-	rc = atoi(PQcmdTuples(r)) > 0;
+	rc = PQntuples(r) > 0;
 	PQclear(r);
 	r = PQexec(c, "COMMIT");
 	if (!ok(r))
@@ -220,18 +281,31 @@ int alert_store_query(PGconn *c, const struct alert_query *q, json_t **out, char
 	snprintf(since, sizeof(since), "%" PRId64, q->since_ms);
 	snprintf(until, sizeof(until), "%" PRId64, q->until_ms);
 	snprintf(limit, sizeof(limit), "%d", q->limit < 1 ? 100 : q->limit > 10000 ? 10000 : q->limit);
-	const char *v[7] = { q->host, q->cgroup, q->kind, state,
+	/* one host's alerts: by its id (one shard on Citus); a name without a
+	 * host row is an alert kept after its host was forgotten (id 0) */
+	char hid[16] = "0";
+	if (q->host) {
+		int32_t id = 0;
+		int hrc = store_host_key(c, q->host, &id, err, errlen);
+		if (hrc != STORE_OK && hrc != STORE_ENOTFOUND)
+			return -1;
+		snprintf(hid, sizeof(hid), "%d", id);
+	}
+	const char *v[8] = { q->host, q->cgroup, q->kind, state,
 			     q->since_ms == INT64_MIN ? NULL : since,
-			     q->until_ms == INT64_MAX ? NULL : until, limit };
-	PGresult *r = exec(c,
-			   "SELECT id, host, cgroup, kind, severity, state, " MS_FROM_TS("started_at") ", "
-			   MS_FROM_TS("opened_at") ", " MS_FROM_TS("ended_at") ", summary, evidence::text, "
-			   SILENCE_MATCH_SQL("alerts") " FROM alerts WHERE ($1::text IS NULL OR host = $1) "
-			   "AND ($2::text IS NULL OR cgroup = $2) AND ($3::text IS NULL OR kind = $3) "
-			   "AND ($4::text IS NULL OR state = $4) "
-			   "AND ($5::bigint IS NULL OR coalesce(ended_at, 'infinity') >= " TS_FROM_MS("$5") ") "
-			   "AND ($6::bigint IS NULL OR started_at <= " TS_FROM_MS("$6") ") "
-			   "ORDER BY started_at DESC, id DESC LIMIT $7::int", 7, v);
+			     q->until_ms == INT64_MAX ? NULL : until, limit, hid };
+#define ALERTS_SQL(hostcond)                                                                               \
+	"SELECT id, host, cgroup, kind, severity, state, " MS_FROM_TS("started_at") ", "                     \
+	MS_FROM_TS("opened_at") ", " MS_FROM_TS("ended_at") ", summary, evidence::text, "                    \
+	SILENCE_MATCH_SQL("alerts") " FROM alerts WHERE " hostcond                                          \
+	"AND ($2::text IS NULL OR cgroup = $2) AND ($3::text IS NULL OR kind = $3) "                         \
+	"AND ($4::text IS NULL OR state = $4) "                                                              \
+	"AND ($5::bigint IS NULL OR coalesce(ended_at, 'infinity') >= " TS_FROM_MS("$5") ") "               \
+	"AND ($6::bigint IS NULL OR started_at <= " TS_FROM_MS("$6") ") "                                   \
+	"ORDER BY started_at DESC, id DESC LIMIT $7::int"
+	PGresult *r = exec(c, q->host ? ALERTS_SQL("host_id = $8::int AND host = $1::text ")
+				      : ALERTS_SQL("$1::text IS NULL AND $8::int = 0 "), 8, v);
+#undef ALERTS_SQL
 	if (PQresultStatus(r) != PGRES_TUPLES_OK)
 		return pg_fail(err, errlen, "could not query alerts", c, r);
 	arr = json_array();

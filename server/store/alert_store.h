@@ -19,17 +19,19 @@
 #include "liveness_store.h"
 #include "store.h"
 
-/* Applies one engine action (detect_engine.h) to the alerts table. For
- * DA_OPEN stores the new id in a->alert_id; when an alert of the same
- * (host, cgroup, kind) is already open (state lost, two servers racing) it
- * is adopted instead of duplicated. */
-int alert_store_apply(PGconn *c, struct det_action *a, char *err, size_t errlen);
+/* Applies one engine action (detect_engine.h) of host host_id to the alerts
+ * table, with its notification outbox row (an open, an escalation to
+ * critical, a resolve). For DA_OPEN stores the new id in a->alert_id; when
+ * an alert of the same (host, cgroup, kind) is already open (state lost)
+ * it is adopted instead of duplicated. */
+int alert_store_apply(PGconn *c, int32_t host_id, struct det_action *a, char *err, size_t errlen);
 
 /* The id of the alert an action of a replayed sample opened back then
  * (store_hook.replay): the alert of its host, scope and kind started at
  * a->started_ms, else the open one (it adopted an open alert); 0 when
  * there is none. */
-int alert_store_find(PGconn *c, const struct det_action *a, int64_t *id, char *err, size_t errlen);
+int alert_store_find(PGconn *c, int32_t host_id, const struct det_action *a, int64_t *id, char *err,
+		     size_t errlen);
 
 /* A host that posted again after the tick marked it silent. */
 struct det_host_back {

@@ -153,6 +153,45 @@ out:
 	return rc;
 }
 
+/* 1 when the database has the citus extension and this node is not its
+ * coordinator (a worker: group 0 is the coordinator's), 0 otherwise, -1 on
+ * error. */
+static int citus_worker(PGconn *c, char *err, size_t errlen)
+{
+	PGresult *r = PQexec(c, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')");
+	int rc;
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		pq_err(err, errlen, "could not look for the citus extension", c, r);
+		PQclear(r);
+		return -1;
+	}
+	rc = PQgetvalue(r, 0, 0)[0] == 't';
+	PQclear(r);
+	if (!rc)
+		return 0;
+	r = PQexec(c, "SELECT groupid FROM pg_dist_local_group");
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		pq_err(err, errlen, "could not read the Citus node's group", c, r);
+		PQclear(r);
+		return -1;
+	}
+	rc = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "0") != 0;
+	PQclear(r);
+	return rc;
+}
+
+/* Places the tables on Citus when the function exists (092_citus.sql). */
+static int distribute(PGconn *c, char *err, size_t errlen)
+{
+	PGresult *r = PQexec(c, "SELECT to_regproc('vmscope_distribute') IS NOT NULL");
+	bool have = PQresultStatus(r) == PGRES_TUPLES_OK && PQgetvalue(r, 0, 0)[0] == 't';
+	PQclear(r);
+	if (!have)
+		return 0;
+	return exec_ok(c, "SELECT vmscope_distribute()", "could not distribute the tables over the Citus workers",
+		       err, errlen);
+}
+
 int migrate_apply(PGconn *c, const char *dir, int *napplied, char *err, size_t errlen)
 {
 	char **names = NULL;
@@ -165,6 +204,13 @@ int migrate_apply(PGconn *c, const char *dir, int *napplied, char *err, size_t e
 		return -1;
 	if (n == 0) {
 		snprintf(err, errlen, "could not find migrations (NNN_name.sql) in %s", dir);
+		goto out;
+	}
+	int w = citus_worker(c, err, errlen);
+	if (w != 0) {
+		if (w > 0)
+			snprintf(err, errlen, "this database is a Citus worker node: point --db at the "
+				 "coordinator, which holds the schema and routes every query to the workers");
 		goto out;
 	}
 	snprintf(sql, sizeof(sql), "SELECT pg_advisory_lock(%lld)", MIGRATE_LOCK_KEY);
@@ -185,6 +231,8 @@ int migrate_apply(PGconn *c, const char *dir, int *napplied, char *err, size_t e
 			goto unlock;
 		applied++;
 	}
+	if (distribute(c, err, errlen) < 0)
+		goto unlock;
 	rc = 0;
 unlock:
 	snprintf(sql, sizeof(sql), "SELECT pg_advisory_unlock(%lld)", MIGRATE_LOCK_KEY);

@@ -6,6 +6,12 @@
  * behind and the next start retries it. A session advisory lock serialises
  * servers starting at once; a migration already recorded is skipped, so
  * applying twice is harmless.
+ *
+ * On a distributed PostgreSQL (the citus extension created in the
+ * database) the migrations run on the coordinator only: pointed at a
+ * worker node they refuse, saying so. After the files, still under the
+ * lock, vmscope_distribute() (092_citus.sql) places the tables not yet
+ * placed (a no-op without Citus).
  */
 #ifndef VMSCOPE_MIGRATE_H
 #define VMSCOPE_MIGRATE_H

@@ -114,11 +114,11 @@ static int exec_ok(PGconn *c, const char *sql, char *err, size_t errlen, const c
 
 int ovr_store_replace(PGconn *c, const struct ovr_set *set, char *err, size_t errlen)
 {
-	/* SHARE ROW EXCLUSIVE: one writer at a time; the detectors' reads go on */
+	/* the version row first: its lock makes one writer at a time (the
+	 * detectors' reads go on), and every server sees the new version */
 	if (exec_ok(c, "BEGIN", err, errlen, "could not begin") < 0)
 		return -1;
-	if (exec_ok(c, "LOCK TABLE detector_overrides IN SHARE ROW EXCLUSIVE MODE", err, errlen,
-		    "could not lock overrides") < 0 ||
+	if (exec_ok(c, OVR_BUMP_SQL, err, errlen, "could not lock overrides") < 0 ||
 	    exec_ok(c, "DELETE FROM detector_overrides", err, errlen, "could not clear overrides") < 0)
 		goto rollback;
 	for (size_t i = 0; i < set->n; i++) {
@@ -154,11 +154,22 @@ int ovr_store_delete(PGconn *c, int64_t id, char *err, size_t errlen)
 	const char *v[1] = { idbuf };
 
 	snprintf(idbuf, sizeof(idbuf), "%" PRId64, id);
+	if (exec_ok(c, "BEGIN", err, errlen, "could not begin") < 0)
+		return -1;
+	if (exec_ok(c, OVR_BUMP_SQL, err, errlen, "could not lock overrides") < 0)
+		goto rollback;
 	PGresult *r = PQexecParams(c, "DELETE FROM detector_overrides WHERE id = $1::bigint", 1, NULL, v,
 				   NULL, NULL, 0);
-	if (PQresultStatus(r) != PGRES_COMMAND_OK)
-		return fail(err, errlen, "could not delete override", c, r);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+		fail(err, errlen, "could not delete override", c, r);
+		goto rollback;
+	}
 	int n = atoi(PQcmdTuples(r));
 	PQclear(r);
+	if (exec_ok(c, n > 0 ? "COMMIT" : "ROLLBACK", err, errlen, "could not commit") < 0)
+		return -1;
 	return n > 0 ? 1 : 0;
+rollback:
+	PQclear(PQexec(c, "ROLLBACK"));
+	return -1;
 }

@@ -28,4 +28,9 @@ int ovr_store_replace(PGconn *c, const struct ovr_set *set, char *err, size_t er
 /* Deletes rule id. Returns 1 when deleted, 0 when there was none, -1 on error. */
 int ovr_store_delete(PGconn *c, int64_t id, char *err, size_t errlen);
 
+/* Moves detector_overrides_version on (060_overrides_version.sql): every
+ * writer of detector_overrides runs it in the same transaction, so that
+ * servers caching the rules read them again. */
+#define OVR_BUMP_SQL "UPDATE detector_overrides_version SET v = v + 1"
+
 #endif

@@ -60,6 +60,10 @@ int store_open(struct store **out, const struct store_config *cfg, char *err, si
 		snprintf(err, errlen, "out of memory");
 		return STORE_EINTERNAL;
 	}
+	/* a Citus coordinator: transactions stay on one host's shard (store_gc.c) */
+	PGresult *cr = PQexec(c, "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')");
+	st->citus = PQresultStatus(cr) == PGRES_TUPLES_OK && PQgetvalue(cr, 0, 0)[0] == 't';
+	PQclear(cr);
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_mutex_init(&st->gc_mu, NULL);
 	st->gc_max_leaders = cfg->pool_size > 0 ? cfg->pool_size : 8;
@@ -239,12 +243,19 @@ int store_host(struct store *st, const char *host, json_t **out, char *err, size
 	int rc;
 	PGresult *r = NULL;
 	PGconn *c = get_conn(st, &rc, err, errlen);
-	const char *p[1] = { host };
+	char hid[16];
+	const char *p[1] = { hid };
+	int32_t id;
 
 	*out = NULL;
 	if (!c)
 		return rc;
-	rc = store_q(c, "SELECT " HOST_COLS " FROM hosts WHERE name = $1 AND samples > 0", 1, p, 0, &r,
+	if ((rc = store_host_key(c, host, &id, err, errlen)) != STORE_OK) {
+		put_conn(st, c, rc);
+		return rc;
+	}
+	snprintf(hid, sizeof(hid), "%d", id);
+	rc = store_q(c, "SELECT " HOST_COLS " FROM hosts WHERE id = $1::int AND samples > 0", 1, p, 0, &r,
 		     "read the host", err, errlen);
 	if (rc != STORE_OK) {
 		put_conn(st, c, rc);

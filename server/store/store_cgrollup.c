@@ -446,17 +446,21 @@ static int resolve_slots(struct store *st, PGconn *c, struct slotinfo *si, char 
 	return STORE_OK;
 }
 
-/* Writes the cells and moves the claimed hosts' next_b5, inside the
- * transaction that holds their rows. */
-static int write_tx(PGconn *c, const struct cells *cs, const int32_t *hids, const int32_t *next, int nh,
-		    struct cgroll_stats *stats, char *err, size_t errlen)
+/* Writes host host_id's cells and moves its next_b5 to next, inside the
+ * transaction that holds its cgroup_rollup_done row (statements on the
+ * host's shard only, on Citus). */
+static int write_host(PGconn *c, int32_t host_id, const struct cells *cs, int32_t next, struct cgroll_stats *stats,
+		      char *err, size_t errlen)
 {
-	struct cbuf b[5];
+	struct cbuf b[3];
 	int bad = 0, rc = STORE_OK;
 	struct cbuf v;
+	char hid[16], nx[16];
 
+	snprintf(hid, sizeof(hid), "%d", host_id);
+	snprintf(nx, sizeof(nx), "%d", next);
 	cbuf_init(&v);
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < 3; k++) {
 		cbuf_init(&b[k]);
 		bad |= arr_begin(&b[k]);
 	}
@@ -466,72 +470,86 @@ static int write_tx(PGconn *c, const struct cells *cs, const int32_t *hids, cons
 		       arr_bytea(&b[2], v.p, v.len);
 		stats->bytes += (long)v.len;
 	}
-	for (int k = 0; k < nh && !bad; k++)
-		bad |= arr_num(&b[3], hids[k]) | arr_num(&b[4], next[k]);
-	for (int k = 0; k < 5; k++)
+	for (int k = 0; k < 3; k++)
 		bad |= arr_end(&b[k]);
 	if (bad) {
 		snprintf(err, errlen, "out of memory");
 		rc = STORE_EINTERNAL;
 	}
 	if (rc == STORE_OK && cs->n) {
-		const char *prm[3] = { (const char *)b[0].p, (const char *)b[1].p, (const char *)b[2].p };
-		rc = store_q(c, "INSERT INTO cgroup_rollup_5m (cgroup_id, b5, v) "
-			     "SELECT * FROM unnest($1::int[], $2::int[], $3::bytea[])",
-			     3, prm, 0, NULL, "store cgroup rollups", err, errlen);
+		const char *prm[4] = { hid, (const char *)b[0].p, (const char *)b[1].p, (const char *)b[2].p };
+		rc = store_q(c, "INSERT INTO cgroup_rollup_5m (host_id, cgroup_id, b5, v) "
+			     "SELECT $1::int, u.g, u.b, u.v FROM unnest($2::bigint[], $3::int[], $4::bytea[]) AS u(g, b, v)",
+			     4, prm, 0, NULL, "store cgroup rollups", err, errlen);
 	}
 	if (rc == STORE_OK) {
-		const char *prm[2] = { (const char *)b[3].p, (const char *)b[4].p };
-		rc = store_q(c, "UPDATE cgroup_rollup_done d SET next_b5 = x.n "
-			     "FROM unnest($1::int[], $2::int[]) AS x(h, n) WHERE d.host_id = x.h",
+		const char *prm[2] = { hid, nx };
+		rc = store_q(c, "UPDATE cgroup_rollup_done SET next_b5 = $2::int WHERE host_id = $1::int",
 			     2, prm, 0, NULL, "move the cgroup rollup mark", err, errlen);
 	}
 	if (rc == STORE_OK)
 		stats->cells += (long)cs->n;
-	for (int k = 0; k < 5; k++)
+	for (int k = 0; k < 3; k++)
 		cbuf_release(&b[k]);
 	cbuf_release(&v);
 	return rc;
 }
 
-/* One transaction: claims up to CGROLL_CLAIM_HOSTS hosts with closed
- * buckets, the oldest waiting at least min_pending buckets (skipping
- * hosts locked by another server), rolls up to
- * CGROLL_CHUNK_BUCKETS buckets of each, writes and commits. *nclaimed:
- * hosts taken (0: nothing to do). */
+/* One transaction: claims up to claim hosts with closed buckets, the
+ * oldest waiting at least min_pending buckets, one by one (the candidates
+ * are read first, then each host's row locked FOR UPDATE SKIP LOCKED: a
+ * host another server holds is skipped, and no statement locks rows of
+ * several hosts), rolls up to CGROLL_CHUNK_BUCKETS buckets of each, writes
+ * and commits. *nclaimed: hosts taken (0: nothing to do). */
 static int run_tx(PGconn *c, const struct slotinfo *si, int64_t now_ms, int min_pending, int64_t oldest_b5,
-		  struct cgroll_stats *stats, int *nclaimed, char *err, size_t errlen)
+		  int claim, struct cgroll_stats *stats, int *nclaimed, char *err, size_t errlen)
 {
 	char nb[24], lim[16], mp[16];
 	const char *prm[3] = { nb, lim, mp };
-	PGresult *r;
+	PGresult *r, *cand = NULL;
 	struct cells cs = { 0 };
-	int32_t hids[CGROLL_CLAIM_HOSTS], next[CGROLL_CLAIM_HOSTS];
 	int nh = 0;
 	long buckets = 0;
 
 	*nclaimed = 0;
 	snprintf(nb, sizeof(nb), "%" PRId64, (int64_t)(now_ms / CGROLL_STEP_MS));
-	snprintf(lim, sizeof(lim), "%d", CGROLL_CLAIM_HOSTS);
+	snprintf(lim, sizeof(lim), "%d", 4 * claim);
 	snprintf(mp, sizeof(mp), "%d", min_pending);
-	int rc = store_q_begin(c, "SELECT d.host_id, d.next_b5, least(h.last_ts_ms / 300000, $1::bigint) "
-			       "FROM cgroup_rollup_done d JOIN hosts h ON h.id = d.host_id "
-			       "WHERE d.next_b5 < least(h.last_ts_ms / 300000, $1::bigint) "
-			       "AND d.next_b5 <= $1::bigint - $3::int "
-			       "ORDER BY d.next_b5 LIMIT $2::int FOR UPDATE OF d SKIP LOCKED",
-			       3, prm, 0, &r, "claim hosts to roll up", err, errlen);
+	int rc = store_q(c, "SELECT d.host_id, d.next_b5 FROM cgroup_rollup_done d JOIN hosts h ON h.id = d.host_id "
+			 "WHERE d.next_b5 < least(h.last_ts_ms / 300000, $1::bigint) "
+			 "AND d.next_b5 <= $1::bigint - $3::int ORDER BY d.next_b5 LIMIT $2::int",
+			 3, prm, 0, &cand, "find hosts to roll up", err, errlen);
 	if (rc != STORE_OK)
-		goto fail;
-	for (int i = 0; i < PQntuples(r) && i < CGROLL_CLAIM_HOSTS; i++) {
-		hids[nh] = (int32_t)strtol(PQgetvalue(r, i, 0), NULL, 10);
-		int64_t from = strtoll(PQgetvalue(r, i, 1), NULL, 10);
-		int64_t closed = strtoll(PQgetvalue(r, i, 2), NULL, 10);
+		return rc;
+	if (PQntuples(cand) == 0) {
+		PQclear(cand);
+		return STORE_OK;
+	}
+	rc = store_q(c, "BEGIN", 0, NULL, 0, NULL, "begin", err, errlen);
+	for (int i = 0; rc == STORE_OK && i < PQntuples(cand) && nh < claim; i++) {
+		const char *cp[3] = { PQgetvalue(cand, i, 0), PQgetvalue(cand, i, 1), nb };
+		rc = store_q(c, "SELECT d.next_b5, least(h.last_ts_ms / 300000, $3::bigint) FROM cgroup_rollup_done d "
+			     "JOIN hosts h ON h.id = d.host_id WHERE d.host_id = $1::int AND h.id = $1::int "
+			     "AND d.next_b5 = $2::int FOR UPDATE OF d SKIP LOCKED", 3, cp, 0, &r,
+			     "claim a host to roll up", err, errlen);
+		if (rc != STORE_OK)
+			break;
+		if (PQntuples(r) != 1) {	/* another server has it, or did it */
+			PQclear(r);
+			continue;
+		}
+		int32_t hid = (int32_t)strtol(cp[0], NULL, 10);
+		int64_t from = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+		int64_t closed = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
+		PQclear(r);
 		if (from < oldest_b5)
 			from = oldest_b5;	/* older than rollup retention: not kept */
 		int64_t to = from + CGROLL_CHUNK_BUCKETS < closed ? from + CGROLL_CHUNK_BUCKETS : closed;
 		long nin = 0;
+		cs.n = 0;
+		cs.bucket_start = 0;
 		if (from < to) {
-			rc = roll_host(c, si, hids[nh], from * CGROLL_STEP_MS, to * CGROLL_STEP_MS, &cs,
+			rc = roll_host(c, si, hid, from * CGROLL_STEP_MS, to * CGROLL_STEP_MS, &cs,
 				       &stats->rows_read, &nin, err, errlen);
 			if (rc != STORE_OK)
 				break;
@@ -541,7 +559,7 @@ static int run_tx(PGconn *c, const struct slotinfo *si, int64_t now_ms, int min_
 			char h[16], t[24];
 			const char *p2[2] = { h, t };
 			PGresult *g;
-			snprintf(h, sizeof(h), "%d", hids[nh]);
+			snprintf(h, sizeof(h), "%d", hid);
 			snprintf(t, sizeof(t), "%" PRId64, (int64_t)(to * CGROLL_STEP_MS));
 			rc = store_q(c, "SELECT min(ts_ms) / 300000 FROM samples WHERE host_id = $1::int "
 				     "AND ts_ms >= $2::bigint", 2, p2, 0, &g, "find the next sample", err, errlen);
@@ -555,11 +573,11 @@ static int run_tx(PGconn *c, const struct slotinfo *si, int64_t now_ms, int min_
 		}
 		if (from < to)
 			buckets += (long)(to - from);
-		next[nh++] = (int32_t)to;
+		if ((rc = write_host(c, hid, &cs, (int32_t)to, stats, err, errlen)) != STORE_OK)
+			break;
+		nh++;
 	}
-	PQclear(r);
-	if (rc == STORE_OK && nh)
-		rc = write_tx(c, &cs, hids, next, nh, stats, err, errlen);
+	PQclear(cand);
 	if (rc == STORE_OK)
 		rc = store_q(c, "COMMIT", 0, NULL, 0, NULL, "commit cgroup rollups", err, errlen);
 	if (rc != STORE_OK)
@@ -578,33 +596,47 @@ fail:
 	return rc;
 }
 
+/* Starts the cgroup rollups of hosts with cgroups that have none yet, at
+ * their oldest raw row (within retention): the candidates first, then one
+ * statement per host (on its shard). */
+static int start_new_hosts(PGconn *c, int64_t oldest_b5, char *err, size_t errlen)
+{
+	PGresult *r;
+	char cut[24];
+
+	snprintf(cut, sizeof(cut), "%" PRId64, oldest_b5);
+	int rc = store_q(c, "SELECT h.id FROM hosts h LEFT JOIN cgroup_rollup_done d ON d.host_id = h.id "
+			 "WHERE h.ncgroups > 0 AND h.samples > 0 AND d.host_id IS NULL LIMIT 1000", 0, NULL, 0, &r,
+			 "find new hosts with cgroups", err, errlen);
+	if (rc != STORE_OK)
+		return rc;
+	for (int i = 0; rc == STORE_OK && i < PQntuples(r); i++) {
+		const char *prm[2] = { PQgetvalue(r, i, 0), cut };
+		rc = store_q(c, "INSERT INTO cgroup_rollup_done (host_id, next_b5) "
+			     "SELECT $1::int, greatest($2::bigint, min(ts_ms) / 300000) FROM samples "
+			     "WHERE host_id = $1::int HAVING min(ts_ms) IS NOT NULL ON CONFLICT DO NOTHING",
+			     2, prm, 0, NULL, "start cgroup rollups of a new host", err, errlen);
+	}
+	PQclear(r);
+	return rc;
+}
+
 int store_cgrollup_run(struct store *st, int64_t now_ms, int min_pending, int max_tx, struct cgroll_stats *stats,
 		       bool *more, char *err, size_t errlen)
 {
 	struct slotinfo si;
 	PGresult *r;
-	char cut[24];
 	int64_t oldest_b5 = (now_ms - (int64_t)st->rollup_retention_days * STORE_DAY_MS) / CGROLL_STEP_MS;
-	const char *prm[1] = { cut };
 
 	*more = false;
 	PGconn *c = db_pool_get(st->pool, STORE_POOL_WAIT_MS, err, errlen);
 	if (!c)
 		return STORE_EUNAVAIL;
 	int rc = resolve_slots(st, c, &si, err, errlen);
-	/* hosts with cgroups start at their oldest raw row (within retention) */
-	snprintf(cut, sizeof(cut), "%" PRId64, oldest_b5);
+	/* new hosts first: the oldest-row probe, one per day partition, runs
+	 * for them only, not for the whole fleet every 10 s */
 	if (rc == STORE_OK)
-		/* (new hosts first: the oldest-row probe, one per day partition,
-		 * runs for them only, not for the whole fleet every 10 s) */
-		rc = store_q(c, "WITH n AS MATERIALIZED (SELECT h.id FROM hosts h WHERE h.ncgroups > 0 "
-			     "AND h.samples > 0 AND NOT EXISTS (SELECT 1 FROM cgroup_rollup_done d "
-			     "WHERE d.host_id = h.id)) "
-			     "INSERT INTO cgroup_rollup_done (host_id, next_b5) "
-			     "SELECT n.id, greatest($1::bigint, m.ts / 300000) FROM n "
-			     "CROSS JOIN LATERAL (SELECT min(ts_ms) AS ts FROM samples s WHERE s.host_id = n.id) m "
-			     "WHERE m.ts IS NOT NULL ON CONFLICT DO NOTHING",
-			     1, prm, 0, NULL, "start cgroup rollups of new hosts", err, errlen);
+		rc = start_new_hosts(c, oldest_b5, err, errlen);
 	/* partitions from the oldest bucket waiting to now, outside transactions */
 	if (rc == STORE_OK)
 		rc = store_q(c, "SELECT min(next_b5) FROM cgroup_rollup_done", 0, NULL, 0, &r,
@@ -618,7 +650,9 @@ int store_cgrollup_run(struct store *st, int64_t now_ms, int min_pending, int ma
 	}
 	for (int t = 0; rc == STORE_OK && t < max_tx; t++) {
 		int n = 0;
-		rc = run_tx(c, &si, now_ms, min_pending, oldest_b5, stats, &n, err, errlen);
+		/* one host per transaction on Citus: a transaction on one shard */
+		rc = run_tx(c, &si, now_ms, min_pending, oldest_b5, st->citus ? 1 : CGROLL_CLAIM_HOSTS, stats, &n,
+			    err, errlen);
 		if (n == 0)
 			break;
 		if (t == max_tx - 1)
@@ -648,16 +682,18 @@ int cgroll_done_ms(PGconn *c, int32_t host_id, int64_t *done_ms, char *err, size
 	return STORE_OK;
 }
 
-int cgroll_read(PGconn *c, uint32_t cgid, int64_t from_ms, int64_t until_ms, PGresult **out, char *err,
-		size_t errlen)
+int cgroll_read(PGconn *c, int32_t host_id, uint32_t cgid, int64_t from_ms, int64_t until_ms, PGresult **out,
+		char *err, size_t errlen)
 {
-	char g[16], a[24], b[24];
-	const char *prm[3] = { g, a, b };
+	char h[16], g[16], a[24], b[24];
+	const char *prm[4] = { g, a, b, h };
 
+	snprintf(h, sizeof(h), "%d", host_id);
 	snprintf(g, sizeof(g), "%u", cgid);
 	/* buckets starting in [from, until): b5 * 300000 >= from */
 	snprintf(a, sizeof(a), "%" PRId64, (int64_t)((from_ms + CGROLL_STEP_MS - 1) / CGROLL_STEP_MS));
 	snprintf(b, sizeof(b), "%" PRId64, (int64_t)((until_ms + CGROLL_STEP_MS - 1) / CGROLL_STEP_MS));
-	return store_q(c, "SELECT b5, v FROM cgroup_rollup_5m WHERE cgroup_id = $1::int AND b5 >= $2::int "
-		       "AND b5 < $3::int ORDER BY b5", 3, prm, 1, out, "read cgroup rollups", err, errlen);
+	return store_q(c, "SELECT b5, v FROM cgroup_rollup_5m WHERE host_id = $4::int AND cgroup_id = $1::bigint "
+		       "AND b5 >= $2::int AND b5 < $3::int ORDER BY b5", 4, prm, 1, out, "read cgroup rollups", err,
+		       errlen);
 }

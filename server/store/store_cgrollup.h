@@ -66,7 +66,7 @@ int cgroll_done_ms(PGconn *c, int32_t host_id, int64_t *done_ms, char *err, size
 
 /* Rows (b5 as text, v binary... both columns text format) of cgroup cgid
  * for buckets starting in [from_ms, until_ms). *out owned by the caller. */
-int cgroll_read(PGconn *c, uint32_t cgid, int64_t from_ms, int64_t until_ms, PGresult **out, char *err,
+int cgroll_read(PGconn *c, int32_t host_id, uint32_t cgid, int64_t from_ms, int64_t until_ms, PGresult **out, char *err,
 		size_t errlen);
 
 /* One slot of a stored cell. */

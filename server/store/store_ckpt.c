@@ -107,8 +107,10 @@ int store_checkpoint(struct store *st, bool all, int *nwritten, char *err, size_
 	*nwritten = 0;
 	for (;;) {
 		int64_t now = store_clock_ms();
+		/* one host per transaction on Citus: a transaction on one shard */
+		size_t max = st->citus ? 1 : STORE_CKPT_BATCH;
 		size_t n = owntab_checkout_dirty(st->own, all ? INT64_MAX : now - st->ckpt_ms, now - STORE_OWN_IDLE_MS,
-						 batch, STORE_CKPT_BATCH, st->hook.release, st->hook.ctx);
+						 batch, max, st->hook.release, st->hook.ctx);
 		if (!n)
 			break;
 		PGconn *c = db_pool_get(st->pool, STORE_POOL_WAIT_MS, err, errlen);
@@ -122,7 +124,7 @@ int store_checkpoint(struct store *st, bool all, int *nwritten, char *err, size_
 		if (rc != STORE_OK)
 			break;
 		*nwritten += (int)n;
-		if (n < STORE_CKPT_BATCH)
+		if (n < max)
 			break;
 	}
 	return rc;

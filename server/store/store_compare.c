@@ -165,11 +165,11 @@ int store_compare_alerts(struct store *st, const int32_t *ids, size_t nids, int6
 	if ((rc = range_params(st, &arr, ids, nids, since_ms, until_ms, a, b, prm, &c, err, errlen)) != STORE_OK)
 		return rc;
 	rc = store_q(c,
-		     "SELECT h.id, a.kind, (extract(epoch FROM a.opened_at) * 1000)::bigint, "
-		     "(extract(epoch FROM a.ended_at) * 1000)::bigint FROM alerts a JOIN hosts h ON h.name = a.host "
-		     "WHERE h.id = ANY($1::int[]) AND a.opened_at <= to_timestamp($3::float8 / 1000) "
+		     "SELECT a.host_id, a.kind, (extract(epoch FROM a.opened_at) * 1000)::bigint, "
+		     "(extract(epoch FROM a.ended_at) * 1000)::bigint FROM alerts a "
+		     "WHERE a.host_id = ANY($1::int[]) AND a.opened_at <= to_timestamp($3::float8 / 1000) "
 		     "AND (a.ended_at IS NULL OR a.ended_at >= to_timestamp($2::float8 / 1000)) "
-		     "ORDER BY h.id, a.opened_at",
+		     "ORDER BY a.host_id, a.opened_at",
 		     3, prm, 0, &r, "read the alerts to compare", err, errlen);
 	store_conn_put(st, c, rc == STORE_EUNAVAIL);
 	cbuf_release(&arr);

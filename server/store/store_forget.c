@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "overrides_store.h"
 #include "store_internal.h"
 
 /* Runs a DELETE with parameters; *count receives the rows removed. */
@@ -27,7 +28,6 @@ int store_forget_host(struct store *st, const char *host, struct forget_counts *
 {
 	PGconn *c = store_conn_get(st);
 	PGresult *r = NULL;
-	const char *p[1] = { host };
 	int64_t dummy = 0;
 	char hid[16];
 	int rc;
@@ -37,26 +37,26 @@ int store_forget_host(struct store *st, const char *host, struct forget_counts *
 		snprintf(err, errlen, "could not connect to the database");
 		return STORE_EUNAVAIL;
 	}
-	rc = store_q_begin(c, "SELECT id FROM hosts WHERE name = $1 FOR UPDATE", 1, p, 0, &r,
+	int32_t id;
+	if ((rc = store_host_key(c, host, &id, err, errlen)) != STORE_OK)
+		goto out;
+	snprintf(hid, sizeof(hid), "%d", id);
+	const char *ip[1] = { hid };
+	/* the host's row locked (one shard on Citus): its ingest waits */
+	rc = store_q_begin(c, "SELECT id FROM hosts WHERE id = $1::int FOR UPDATE", 1, ip, 0, &r,
 			   "lock host", err, errlen);
 	if (rc != STORE_OK)
 		goto out;
-	if (PQntuples(r) != 1) {
-		PQclear(r);
-		rc = STORE_ENOTFOUND;
-		snprintf(err, errlen, "no such host: %s", host);
-		goto out;
-	}
-	int32_t id = (int32_t)strtol(PQgetvalue(r, 0, 0), NULL, 10);
 	PQclear(r);
-	snprintf(hid, sizeof(hid), "%d", id);
 	if ((rc = del(c, "DELETE FROM detector_state WHERE host_id = $1::int", hid, &dummy,
 		      "delete detector state", err, errlen)) != STORE_OK ||
 	    (rc = del(c, "DELETE FROM samples WHERE host_id = $1::int", hid, &n->samples,
 		      "delete samples", err, errlen)) != STORE_OK ||
 	    (rc = del(c, "DELETE FROM rollup_5m WHERE host_id = $1::int", hid, &n->rollups,
 		      "delete rollups", err, errlen)) != STORE_OK ||
-	    (rc = del(c, "DELETE FROM alerts WHERE host = $1", host, &n->alerts,
+	    (rc = del(c, "DELETE FROM notify_outbox WHERE host_id = $1::int", hid, &dummy,
+		      "delete notifications", err, errlen)) != STORE_OK ||
+	    (rc = del(c, "DELETE FROM alerts WHERE host_id = $1::int", hid, &n->alerts,
 		      "delete alerts", err, errlen)) != STORE_OK ||
 	    (rc = del(c, "DELETE FROM cgroups WHERE host_id = $1::int", hid, &n->cgroups,
 		      "delete cgroups", err, errlen)) != STORE_OK ||
@@ -64,8 +64,12 @@ int store_forget_host(struct store *st, const char *host, struct forget_counts *
 		      "delete host history", err, errlen)) != STORE_OK ||
 	    (rc = del(c, "DELETE FROM detector_overrides WHERE host = $1", host, &n->overrides,
 		      "delete overrides", err, errlen)) != STORE_OK ||
+	    (n->overrides && (rc = store_q(c, OVR_BUMP_SQL, 0, NULL, 0, NULL, "move the overrides version",
+					   err, errlen)) != STORE_OK) ||
 	    (rc = del(c, "DELETE FROM hosts WHERE id = $1::int", hid, &dummy,
-		      "delete host", err, errlen)) != STORE_OK)
+		      "delete host", err, errlen)) != STORE_OK ||
+	    (rc = del(c, "DELETE FROM host_names WHERE name = $1", host, &dummy,
+		      "delete the host's name", err, errlen)) != STORE_OK)
 		goto out;
 	rc = store_q(c, "COMMIT", 0, NULL, 0, NULL, "commit", err, errlen);
 	if (rc == STORE_OK)	/* this server's memory of rows that are gone */

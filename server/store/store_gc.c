@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* How many ingest transactions may run at once: the pool size, but not
@@ -24,7 +25,68 @@ static int gc_leaders_max(const struct store *st)
 		if (e && atoi(e) > 0)
 			ncpu = atoi(e);
 	}
+	/* on Citus a transaction holds one host and its work is on the
+	 * workers: as many at once as there are connections */
+	if (st->citus)
+		return st->gc_max_leaders;
 	return st->gc_max_leaders < ncpu ? st->gc_max_leaders : (int)ncpu;
+}
+
+/* The host of all of a request's samples, NULL when they have several. */
+static const char *one_host(const struct putreq *r)
+{
+	for (size_t i = 1; i < r->n; i++)
+		if (strcmp(r->s[i].host, r->s[0].host) != 0)
+			return NULL;
+	return r->s[0].host;
+}
+
+/* Takes the requests of the next transaction off the queue into batch[]
+ * (gc_mu held): everything queued, up to the limits; on Citus the head
+ * request and the queued ones of the same single host only, so that a
+ * transaction stays on one host's shard (a request with several hosts goes
+ * alone). Returns how many. */
+static size_t take_batch(struct store *st, struct putreq **batch)
+{
+	size_t nb = 0, ns = 0;
+
+	if (!st->citus) {
+		while (st->gc_head && nb < STORE_GC_MAX_REQS &&
+		       (nb == 0 || ns + st->gc_head->n <= STORE_GC_MAX_SAMPLES)) {
+			struct putreq *r = st->gc_head;
+			st->gc_head = r->next;
+			if (!st->gc_head)
+				st->gc_tail = NULL;
+			r->next = NULL;
+			batch[nb++] = r;
+			ns += r->n;
+		}
+		return nb;
+	}
+	const char *host = one_host(st->gc_head);
+	struct putreq **pp = &st->gc_head, *last = NULL;
+	while (*pp && nb < STORE_GC_MAX_REQS) {
+		struct putreq *r = *pp;
+		const char *h = one_host(r);
+		bool take = nb == 0 || (host && h && strcmp(h, host) == 0 && ns + r->n <= STORE_GC_MAX_SAMPLES);
+		if (!take) {
+			last = r;
+			pp = &r->next;
+			continue;
+		}
+		*pp = r->next;
+		r->next = NULL;
+		batch[nb++] = r;
+		ns += r->n;
+		if (!host)
+			break;
+	}
+	/* the tail may have been taken */
+	if (!st->gc_head)
+		st->gc_tail = NULL;
+	else if (!*pp)
+		st->gc_tail = last;
+	return nb;
 }
 
 /* store_run_tx, retried once when a pooled connection turned out broken
@@ -103,17 +165,7 @@ int store_put_samples(struct store *st, const struct sample *s, size_t n, size_t
 			pthread_cond_wait(&me.cv, &st->gc_mu);
 			continue;
 		}
-		size_t nb = 0, ns = 0;
-		while (st->gc_head && nb < STORE_GC_MAX_REQS &&
-		       (nb == 0 || ns + st->gc_head->n <= STORE_GC_MAX_SAMPLES)) {
-			struct putreq *r = st->gc_head;
-			st->gc_head = r->next;
-			if (!st->gc_head)
-				st->gc_tail = NULL;
-			r->next = NULL;
-			batch[nb++] = r;
-			ns += r->n;
-		}
+		size_t nb = take_batch(st, batch);
 		st->gc_leaders++;
 		/* more queued than one transaction takes, and a slot left */
 		wake_next_leader(st);

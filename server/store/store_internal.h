@@ -178,6 +178,7 @@ struct store {
 	int64_t lease;			/* this store's hosts.lease value, random, not 0 */
 	struct store_hook hook;		/* zeroed: none */
 	int ckpt_ms;			/* --checkpoint-interval */
+	bool citus;			/* the database is a Citus coordinator */
 	/* group commit of store_put_samples (store_put.c) */
 	pthread_mutex_t gc_mu;
 	struct putreq *gc_head, *gc_tail;	/* waiting requests, FIFO */
@@ -319,7 +320,12 @@ int store_load_state(PGconn *c, int32_t host_id, int64_t ts, struct hstate *h, c
  * name was never stored. Returns STORE_OK or a STORE_E* code. */
 int store_metric_id(struct store *st, PGconn *c, const char *name, int32_t *id, char *err, size_t errlen);
 
-/* Host id by name: STORE_OK, STORE_ENOTFOUND or an error. */
+/* The id of a host name (host_names), whether or not it has samples:
+ * STORE_OK, STORE_ENOTFOUND or an error. */
+int store_host_key(PGconn *c, const char *host, int32_t *id, char *err, size_t errlen);
+
+/* Host id by name, of a host with samples: STORE_OK, STORE_ENOTFOUND or an
+ * error. */
 int store_host_id(PGconn *c, const char *host, int32_t *id, int64_t *last_ts, char *err, size_t errlen);
 
 /* A take-over's replay (store_export.c): a cursor like store_export_open's

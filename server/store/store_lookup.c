@@ -31,12 +31,37 @@ int store_metric_id(struct store *st, PGconn *c, const char *name, int32_t *id, 
 	return STORE_OK;
 }
 
-int store_host_id(PGconn *c, const char *host, int32_t *id, int64_t *last_ts, char *err, size_t errlen)
+int store_host_key(PGconn *c, const char *host, int32_t *id, char *err, size_t errlen)
 {
 	const char *p[1] = { host };
 	PGresult *r;
-	int rc = store_q(c, "SELECT id, coalesce(last_ts_ms, 0) FROM hosts WHERE name = $1 AND samples > 0", 1, p, 1, &r,
-			 "look up the host", err, errlen);
+	int rc = store_q(c, "SELECT id FROM host_names WHERE name = $1", 1, p, 1, &r, "look up the host", err,
+			 errlen);
+	if (rc != STORE_OK)
+		return rc;
+	*id = 0;
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		snprintf(err, errlen, "no such host: %s", host);
+		return STORE_ENOTFOUND;
+	}
+	*id = store_get_i32(r, 0, 0);
+	PQclear(r);
+	return STORE_OK;
+}
+
+int store_host_id(PGconn *c, const char *host, int32_t *id, int64_t *last_ts, char *err, size_t errlen)
+{
+	char hid[16];
+	const char *p[1] = { hid };
+	PGresult *r;
+	/* the name's id, then the host's row by id (one shard on Citus) */
+	int rc = store_host_key(c, host, id, err, errlen);
+	if (rc != STORE_OK)
+		return rc;
+	snprintf(hid, sizeof(hid), "%d", *id);
+	rc = store_q(c, "SELECT coalesce(last_ts_ms, 0) FROM hosts WHERE id = $1::int AND samples > 0", 1, p, 1, &r,
+		     "look up the host", err, errlen);
 	if (rc != STORE_OK)
 		return rc;
 	if (PQntuples(r) != 1) {
@@ -44,9 +69,8 @@ int store_host_id(PGconn *c, const char *host, int32_t *id, int64_t *last_ts, ch
 		snprintf(err, errlen, "no such host: %s", host);
 		return STORE_ENOTFOUND;
 	}
-	*id = store_get_i32(r, 0, 0);
 	if (last_ts)
-		*last_ts = store_get_i64(r, 0, 1);
+		*last_ts = store_get_i64(r, 0, 0);
 	PQclear(r);
 	return STORE_OK;
 }

@@ -305,7 +305,7 @@ static int cgroll_points(PGconn *c, int32_t hid, uint32_t cgid, uint32_t mid, in
 	}
 	int64_t rend = until + 1 < done ? until + 1 : done;
 	if (rend > since - CGROLL_STEP_MS + 1 &&
-	    (rc = cgroll_read(c, cgid, since - CGROLL_STEP_MS + 1, rend, &r, err, errlen)) != STORE_OK)
+	    (rc = cgroll_read(c, hid, cgid, since - CGROLL_STEP_MS + 1, rend, &r, err, errlen)) != STORE_OK)
 		goto out;
 	for (int i = 0; r && i < PQntuples(r); i++) {
 		struct cgroll_val v;

@@ -341,18 +341,25 @@ static void test_overrides_cache(PGconn *c)
 	CHECK(batch(&sv, &t, 2, 0) != STORE_OK);
 	sv.fail = 0;
 	CHECK_INT(detect_engine_ovr_loads(sv.eng), 1);
-	/* a change by anyone (here plain SQL) moves the version */
+	/* a change by any writer (here plain SQL) moves the version with it */
+	exec_sql(c, "BEGIN");
 	exec_sql(c, "INSERT INTO detector_overrides (host, kind, params) VALUES ('ovr-1', 'thrash', '{\"hold_s\": 60}')");
+	exec_sql(c, "UPDATE detector_overrides_version SET v = v + 1");
+	exec_sql(c, "COMMIT");
 	CHECK_INT(batch(&sv, &t, 2, 0), STORE_OK);
 	CHECK_INT(detect_engine_ovr_loads(sv.eng), 2);
 	CHECK_INT(batch(&sv, &t, 2, 0), STORE_OK);
 	CHECK_INT(detect_engine_ovr_loads(sv.eng), 2);
+	exec_sql(c, "BEGIN");
 	exec_sql(c, "DELETE FROM detector_overrides WHERE host = 'ovr-1'");
+	exec_sql(c, "UPDATE detector_overrides_version SET v = v + 1");
+	exec_sql(c, "COMMIT");
 	CHECK_INT(batch(&sv, &t, 2, 0), STORE_OK);
 	CHECK_INT(detect_engine_ovr_loads(sv.eng), 3);
 	/* a change rolled back leaves the version as it was */
 	exec_sql(c, "BEGIN");
 	exec_sql(c, "DELETE FROM detector_overrides");
+	exec_sql(c, "UPDATE detector_overrides_version SET v = v + 1");
 	exec_sql(c, "ROLLBACK");
 	CHECK_INT(batch(&sv, &t, 2, 0), STORE_OK);
 	CHECK_INT(detect_engine_ovr_loads(sv.eng), 3);
@@ -363,13 +370,14 @@ static void test_adopt_open(PGconn *c)
 {
 	/* an open alert the engine's state does not know of (state lost) is
 	 * adopted, not duplicated */
-	exec_sql(c, "INSERT INTO alerts (host, kind, severity, state, started_at, opened_at, "
-			   "updated_at, summary) VALUES ('web-2', 'thrash', 'warning', 'open', now(), now(), "
-			   "now(), 'old')");
 	struct server sv;
 	struct trace t = { "web-2", T0, 0, 0 };
 	server_start(&sv);
-	CHECK_INT(batch(&sv, &t, 6, 1), STORE_OK);
+	CHECK_INT(batch(&sv, &t, 1, 0), STORE_OK);	/* the host exists */
+	exec_sql(c, "INSERT INTO alerts (host_id, host, kind, severity, state, started_at, opened_at, "
+			   "updated_at, summary) SELECT id, 'web-2', 'thrash', 'warning', 'open', now(), now(), "
+			   "now(), 'old' FROM host_names WHERE name = 'web-2'");
+	CHECK_INT(batch(&sv, &t, 5, 1), STORE_OK);
 	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE host = 'web-2' AND kind = 'thrash'"), 1);
 	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE host = 'web-2' AND kind = 'thrash' AND severity = 'critical'"), 1);
 	server_stop(&sv);
@@ -414,13 +422,13 @@ static void test_filters(PGconn *c)
 {
 	exec_sql(c, "TRUNCATE alerts");
 	exec_sql(c,
-		"INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, ended_at, "
+		"INSERT INTO alerts (host_id, host, cgroup, kind, severity, state, started_at, opened_at, ended_at, "
 		"updated_at, summary, evidence) VALUES "
-		"('h1', NULL, 'thrash', 'warning', 'resolved', '2026-01-01T00:00:00Z', '2026-01-01T00:00:30Z', "
+		"(0, 'h1', NULL, 'thrash', 'warning', 'resolved', '2026-01-01T00:00:00Z', '2026-01-01T00:00:30Z', "
 		" '2026-01-01T01:00:00Z', now(), 's1', '{\"a\":1}'),"
-		"('h1', '/app', 'swap_imbalance', 'critical', 'open', '2026-01-02T00:00:00.250Z', "
+		"(0, 'h1', '/app', 'swap_imbalance', 'critical', 'open', '2026-01-02T00:00:00.250Z', "
 		" '2026-01-02T00:00:30Z', NULL, now(), 's2', '{}'),"
-		"('h2', NULL, 'thrash', 'critical', 'open', '2026-01-03T00:00:00Z', '2026-01-03T00:00:30Z', "
+		"(0, 'h2', NULL, 'thrash', 'critical', 'open', '2026-01-03T00:00:00Z', '2026-01-03T00:00:30Z', "
 		" NULL, now(), 's3', '{}')");
 	json_t *a = query(c, NULL, NULL, "all", INT64_MIN, INT64_MAX, 100);
 	json_t *arr = json_object_get(a, "alerts");
