@@ -38,6 +38,7 @@ struct opts {
 	double duration, rate;
 	int json;
 	const char *timeline;	/* per-second latency file, or NULL */
+	const char *prefix;	/* host names: PREFIX00000, ... */
 };
 
 struct slot {
@@ -115,19 +116,21 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: vmscope-loadgen --server URL [--token T] [--hosts N] [--cgroups N]\n"
 		"       [--duration S] [--concurrency N] [--batch N] [--rate SAMPLES_PER_S] [--json]\n"
-		"       [--timeline FILE]   per second of the run: answers, p50, p99, max (ms)\n");
+		"       [--timeline FILE]   per second of the run: answers, p50, p99, max (ms)\n"
+		"       [--prefix P]        host names P00000, P00001, ... (default bench-)\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = { NULL, NULL, 2000, 20, 16, 1, 30, 0, 0, NULL };
+	struct opts o = { NULL, NULL, 2000, 20, 16, 1, 30, 0, 0, NULL, "bench-" };
 	static const struct option lo[] = {
 		{ "server", required_argument, 0, 's' }, { "token", required_argument, 0, 't' },
 		{ "hosts", required_argument, 0, 'H' }, { "cgroups", required_argument, 0, 'c' },
 		{ "duration", required_argument, 0, 'd' }, { "concurrency", required_argument, 0, 'C' },
 		{ "batch", required_argument, 0, 'b' }, { "rate", required_argument, 0, 'r' },
-		{ "json", no_argument, 0, 'j' }, { "timeline", required_argument, 0, 'T' }, { 0, 0, 0, 0 },
+		{ "json", no_argument, 0, 'j' }, { "timeline", required_argument, 0, 'T' },
+		{ "prefix", required_argument, 0, 'p' }, { 0, 0, 0, 0 },
 	};
 	int ch;
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -142,6 +145,7 @@ int main(int argc, char **argv)
 		case 'r': o.rate = atof(optarg); break;
 		case 'j': o.json = 1; break;
 		case 'T': o.timeline = optarg; break;
+		case 'p': o.prefix = optarg; break;
 		default: usage();
 		}
 	}
@@ -166,7 +170,7 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < o.hosts; i++) {
 		char name[64];
-		snprintf(name, sizeof(name), "bench-%05d", i);
+		snprintf(name, sizeof(name), "%.40s%05d", o.prefix, i);
 		hosts[i] = gen_host_new(name, o.cgroups, (uint64_t)i + 1);
 		bodies[i] = gen_body_new();
 		if (!hosts[i] || !bodies[i]) {

@@ -10,8 +10,13 @@
 #   scripts/citus.sh start DIR        start (creating) the three nodes; prints the
 #                                     coordinator's conninfo; DIR/ports lists the ports
 #                                     (coordinator first)
+#   scripts/citus.sh attach DIR DB    make database DB of the coordinator a Citus one:
+#                                     DB created on the workers, the extension in it on
+#                                     every node, the workers added (docs/scaling.md §3:
+#                                     moving a single-node install onto Citus)
 #   scripts/citus.sh stop DIR         stop the three nodes
-#   scripts/citus.sh node DIR N       conninfo of node N (0 coordinator, 1 and 2 workers)
+#   scripts/citus.sh node DIR N [DB]  conninfo of node N (0 coordinator, 1 and 2 workers),
+#                                     of its database DB (default vmscope)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
@@ -29,8 +34,27 @@ while no PostgreSQL cluster runs: it builds Citus 13.2.2 into PostgreSQL 15.
 TXT
 }
 
-node_ci() { # node_ci PORT
-	echo "host=127.0.0.1 port=$1 user=postgres dbname=vmscope"
+node_ci() { # node_ci PORT [DB]
+	echo "host=127.0.0.1 port=$1 user=postgres dbname=${2:-vmscope}"
+}
+
+# attach DIR DB: the extension in DB on every node (DB created where missing),
+# the coordinator's own address and the workers recorded in DB
+attach() {
+	local dir=$1 db=$2 i
+	read -r -a ports <"$dir/ports"
+	for i in 0 1 2; do
+		psql "$(node_ci "${ports[$i]}" postgres)" -qtAc "SELECT 1 FROM pg_database WHERE datname = '$db'" | grep -q 1 ||
+			psql "$(node_ci "${ports[$i]}" postgres)" -qtAc "CREATE DATABASE $db" >/dev/null
+		psql "$(node_ci "${ports[$i]}" "$db")" -qtAc "CREATE EXTENSION IF NOT EXISTS citus" >/dev/null
+	done
+	local coord
+	coord=$(node_ci "${ports[0]}" "$db")
+	psql "$coord" -qtAc "SELECT citus_set_coordinator_host('127.0.0.1', ${ports[0]})" >/dev/null
+	for i in 1 2; do
+		psql "$coord" -qtAc "SELECT 1 FROM pg_dist_node WHERE nodeport = ${ports[$i]}" | grep -q 1 ||
+			psql "$coord" -qtAc "SELECT citus_add_node('127.0.0.1', ${ports[$i]})" >/dev/null
+	done
 }
 
 case "${1:-}" in
@@ -55,15 +79,13 @@ start)
 		VMSCOPE_PG_OPTS="-c shared_preload_libraries=citus -c max_prepared_transactions=100 \
 			-c citus.log_distributed_deadlock_detection=on ${VMSCOPE_PG_OPTS:-}" \
 			scripts/pg.sh start "$dir/node$i" "${ports[$i]}" >/dev/null
-		psql "$(node_ci "${ports[$i]}")" -qtAc "CREATE EXTENSION IF NOT EXISTS citus" >/dev/null
 	done
-	coord=$(node_ci "${ports[0]}")
-	psql "$coord" -qtAc "SELECT citus_set_coordinator_host('127.0.0.1', ${ports[0]})" >/dev/null
-	for i in 1 2; do
-		psql "$coord" -qtAc "SELECT 1 FROM pg_dist_node WHERE nodeport = ${ports[$i]}" | grep -q 1 ||
-			psql "$coord" -qtAc "SELECT citus_add_node('127.0.0.1', ${ports[$i]})" >/dev/null
-	done
-	echo "$coord"
+	attach "$dir" vmscope
+	node_ci "${ports[0]}"
+	;;
+attach)
+	attach "${2:?DIR}" "${3:?DB}"
+	node_ci "$(cut -d' ' -f1 "$2/ports")" "$3"
 	;;
 stop)
 	dir=${2:?DIR}
@@ -72,10 +94,10 @@ stop)
 node)
 	dir=${2:?DIR}
 	read -r -a ports <"$dir/ports"
-	node_ci "${ports[${3:?N}]}"
+	node_ci "${ports[${3:?N}]}" "${4:-vmscope}"
 	;;
 *)
-	echo "usage: $0 installed | how | start DIR | stop DIR | node DIR N" >&2
+	echo "usage: $0 installed | how | start DIR | attach DIR DB | stop DIR | node DIR N" >&2
 	exit 2
 	;;
 esac

@@ -30,6 +30,7 @@ struct app {
 	struct ratelimit *rl;
 	struct tokens *tokens;	/* hashed ingest tokens (tokens.h) */
 	struct membudget *inflight;	/* request bytes held at once (membudget.h) */
+	atomic_bool fatal;		/* the database can never be used: stop (background.c) */
 };
 
 /* The open store, or NULL while the database has never been reached. */

@@ -8,7 +8,9 @@
 #include "timeparse.h"
 #include "worker.h"
 
+#include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <time.h>
 
 struct background {
@@ -37,6 +39,13 @@ static struct store *open_store(struct background *bg)
 			store_set_hook(st, &hk);
 			log_info("database ready%s", attempts ? " (after retrying)" : "");
 			return st;
+		}
+		if (rc == STORE_EINVAL) {
+			/* the wrong database (a Citus worker): stop the server */
+			log_error("%s", err);
+			atomic_store(&bg->app->fatal, true);
+			kill(getpid(), SIGTERM);
+			return NULL;
 		}
 		/* a wrong schema or conninfo syntax will not heal: say so louder */
 		if (attempts == 0 || attempts % 30 == 0)

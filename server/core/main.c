@@ -115,6 +115,10 @@ int main(int argc, char **argv)
 		 cfg.insecure_no_auth ? ", NO AUTH" : "", cfg.read_token ? ", read token" : "");
 	if (sigwait(&sigs, &sig) != 0)
 		sig = 0;
+	if (atomic_load(&app.fatal)) {
+		fprintf(stderr, "vmscope-server: cannot use the database (see above); stopping\n");
+		goto out;
+	}
 	log_info("got %s, shutting down", sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "?");
 	rc = 0;
 out:

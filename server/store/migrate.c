@@ -208,9 +208,11 @@ int migrate_apply(PGconn *c, const char *dir, int *napplied, char *err, size_t e
 	}
 	int w = citus_worker(c, err, errlen);
 	if (w != 0) {
-		if (w > 0)
+		if (w > 0) {
 			snprintf(err, errlen, "this database is a Citus worker node: point --db at the "
 				 "coordinator, which holds the schema and routes every query to the workers");
+			rc = MIGRATE_WRONG_NODE;
+		}
 		goto out;
 	}
 	snprintf(sql, sizeof(sql), "SELECT pg_advisory_lock(%lld)", MIGRATE_LOCK_KEY);

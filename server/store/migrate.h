@@ -21,7 +21,9 @@
 
 /* Applies pending migrations from dir through c (idle, not in a
  * transaction). *napplied (may be NULL) receives how many were applied now.
- * Returns 0, or -1 with err written ("could not apply 003_x.sql: ..."). */
+ * Returns 0, -1 with err written ("could not apply 003_x.sql: ..."), or
+ * MIGRATE_WRONG_NODE (c is a Citus worker). */
+#define MIGRATE_WRONG_NODE (-2)
 int migrate_apply(PGconn *c, const char *dir, int *napplied, char *err, size_t errlen);
 
 #endif

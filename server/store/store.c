@@ -50,8 +50,11 @@ int store_open(struct store **out, const struct store_config *cfg, char *err, si
 	if (!(c = db_connect(cfg->conninfo, err, errlen)))
 		return STORE_EUNAVAIL;
 	const char *dir = cfg->schema_dir ? cfg->schema_dir : VMSCOPE_SCHEMA_DIR;
-	if (migrate_apply(c, dir, NULL, err, errlen) < 0) {
-		rc = PQstatus(c) == CONNECTION_OK ? STORE_EINTERNAL : STORE_EUNAVAIL;
+	int mrc = migrate_apply(c, dir, NULL, err, errlen);
+	if (mrc < 0) {
+		/* a Citus worker: pointing at it again will not help */
+		rc = mrc == MIGRATE_WRONG_NODE ? STORE_EINVAL
+		     : PQstatus(c) == CONNECTION_OK ? STORE_EINTERNAL : STORE_EUNAVAIL;
 		PQfinish(c);
 		return rc;
 	}

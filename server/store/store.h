@@ -43,7 +43,9 @@ struct store_config {
 /* Connects, applies pending migrations (idempotent, in a transaction each,
  * serialised by an advisory lock so several servers may start at once) and
  * returns a store in *out. On error returns a STORE_E* code, writes err and
- * leaves *out NULL. The server retries while the database is down at start. */
+ * leaves *out NULL: STORE_EINVAL when the conninfo names a database the
+ * server must not use (a Citus worker node). The server retries while the
+ * database is down at start. */
 int store_open(struct store **out, const struct store_config *cfg, char *err, size_t errlen);
 
 /* Closes every pooled connection and frees the store. NULL is a no-op. */
