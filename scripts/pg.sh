@@ -6,6 +6,9 @@
 #   scripts/pg.sh stop DIR         stop it (fast shutdown), idempotent
 #   scripts/pg.sh status DIR       exit 0 when it runs
 #   scripts/pg.sh dir DIR          print where the cluster really lives (see below)
+#   scripts/pg.sh standby DIR PORT PRIMARY_PORT
+#                                  a streaming standby of the cluster on PRIMARY_PORT
+#                                  (pg_basebackup -R), started on PORT; prints its conninfo
 #   VMSCOPE_PG_OPTS="-c name=value ..." scripts/pg.sh start DIR PORT
 #                                  more server settings (scripts/citus.sh preloads Citus)
 #   scripts/pg.sh dbname CONNINFO NAME
@@ -123,6 +126,23 @@ CONF
 		as_pg psql -q -h "$sock" -p "$port" -U postgres -d postgres -c "CREATE DATABASE vmscope" >/dev/null
 	echo "host=127.0.0.1 port=$port user=postgres dbname=vmscope"
 	;;
+standby)
+	dir=$(real_dir "$2")
+	port=$3
+	data="$dir/data"
+	sock="$dir/sock"
+	as_pg mkdir -p "$sock"
+	if [ ! -f "$data/PG_VERSION" ]; then
+		as_pg "$PGBIN/pg_basebackup" -D "$data" -R -X stream -h 127.0.0.1 -p "$4" -U postgres \
+			>"$dir/basebackup.log" 2>&1 || { cat "$dir/basebackup.log" >&2; exit 1; }
+	fi
+	if ! as_pg "$PGBIN/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+		as_pg "$PGBIN/pg_ctl" -D "$data" -l "$dir/postgres.log" -w -t 60 \
+			-o "-p $port -k $sock -c listen_addresses=127.0.0.1 -c hot_standby=on" start >/dev/null ||
+			{ tail -20 "$dir/postgres.log" >&2; exit 1; }
+	fi
+	echo "host=127.0.0.1 port=$port user=postgres dbname=vmscope"
+	;;
 status)
 	dir=$(real_dir "$2")
 	[ -f "$dir/data/PG_VERSION" ] && as_pg "$PGBIN/pg_ctl" -D "$dir/data" status >/dev/null 2>&1
@@ -134,7 +154,7 @@ stop)
 	fi
 	;;
 *)
-	echo "usage: $0 start DIR PORT | stop DIR | status DIR | dir DIR | dbname CONNINFO NAME" >&2
+	echo "usage: $0 start DIR PORT | standby DIR PORT PRIMARY_PORT | stop DIR | status DIR | dir DIR | dbname CONNINFO NAME" >&2
 	exit 2
 	;;
 esac

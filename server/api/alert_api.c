@@ -9,7 +9,7 @@
 
 int store_alerts(struct store *st, const struct alert_query *q, json_t **out, char *err, size_t errlen)
 {
-	PGconn *c = store_conn_get(st);
+	PGconn *c = store_read_conn_get(st);
 	int rc;
 
 	*out = NULL;
@@ -19,13 +19,13 @@ int store_alerts(struct store *st, const struct alert_query *q, json_t **out, ch
 	}
 	if (q->state && strcmp(q->state, "all") != 0 && strcmp(q->state, "open") != 0 &&
 	    strcmp(q->state, "resolved") != 0) {
-		store_conn_put(st, c, false);
+		store_read_conn_put(st, c, false);
 		snprintf(err, errlen, "state: expected open, resolved or all");
 		return STORE_EINVAL;
 	}
 	rc = alert_store_query(c, q, out, err, errlen);
 	bool broken = rc < 0 && PQstatus(c) != CONNECTION_OK;
-	store_conn_put(st, c, broken);
+	store_read_conn_put(st, c, broken);
 	if (rc < 0)
 		return broken ? STORE_EUNAVAIL : STORE_EINTERNAL;
 	return STORE_OK;

@@ -164,11 +164,35 @@ static int put_signals(struct tbuf *b, struct store *st, int64_t now_ms, char *e
 	return 0;
 }
 
+/* The --read-db standby: whether it answers and how far behind it is
+ * (nothing without one). */
+static void put_read_db(struct tbuf *b, struct store *st)
+{
+	char err[256];
+	double secs, bytes;
+	int rc = store_read_lag(st, &secs, &bytes, err, sizeof(err));
+
+	if (rc == STORE_EINVAL && strcmp(err, "no --read-db") == 0)
+		return;
+	tput(b, "# HELP vmscope_read_db_up 1 when the --read-db standby answers as a standby.\n"
+		"# TYPE vmscope_read_db_up gauge\nvmscope_read_db_up %d\n", rc == STORE_OK);
+	if (rc != STORE_OK) {
+		log_warn("/metrics: the --read-db standby: %s", err);
+		return;
+	}
+	tput(b, "# HELP vmscope_read_db_lag_seconds How far the --read-db standby's replay is behind (0: "
+		"it replayed all it received).\n# TYPE vmscope_read_db_lag_seconds gauge\n"
+		"vmscope_read_db_lag_seconds %.3f\n", secs);
+	tput(b, "# HELP vmscope_read_db_lag_bytes WAL written by the primary that the --read-db standby "
+		"has not replayed.\n# TYPE vmscope_read_db_lag_bytes gauge\nvmscope_read_db_lag_bytes %.0f\n", bytes);
+}
+
 char *metrics_fleet_render(struct store *st, int64_t now_ms, char *err, size_t errlen)
 {
 	struct tbuf b = { 0 };
 
 	tput(&b, "%s", "");
+	put_read_db(&b, st);
 	if (put_alerts(&b, st, err, errlen) < 0 || put_signals(&b, st, now_ms, err, errlen) < 0 || b.oom) {
 		if (b.oom)
 			snprintf(err, errlen, "out of memory");

@@ -22,7 +22,7 @@ struct background {
 static struct store *open_store(struct background *bg)
 {
 	const struct server_config *cfg = bg->app->cfg;
-	struct store_config sc = { .conninfo = cfg->db, .pool_size = cfg->pool,
+	struct store_config sc = { .conninfo = cfg->db, .read_conninfo = cfg->read_db, .pool_size = cfg->pool,
 				   .schema_dir = cfg->schema_dir,
 				   .retention_days = cfg->retention_days,
 				   .rollup_retention_days = cfg->rollup_retention_days,

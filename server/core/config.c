@@ -26,7 +26,7 @@ enum {
 	OPT_MAX_CONN, OPT_TIMEOUT, OPT_POOL, OPT_RATE, OPT_LOG_LEVEL, OPT_HELP, OPT_VERSION,
 	OPT_TLS_CERT, OPT_TLS_KEY, OPT_DB_TOKENS, OPT_ADMIN_TOKEN_FILE, OPT_MAX_INFLIGHT,
 	OPT_WEBHOOK, OPT_NOTIFY_RESEND, OPT_NOTIFY_TIMEOUT, OPT_NOTIFY_RETRIES, OPT_PUBLIC_URL,
-	OPT_CHECKPOINT,
+	OPT_CHECKPOINT, OPT_READ_DB,
 };
 
 struct opt_def {
@@ -39,6 +39,7 @@ struct opt_def {
 static const struct opt_def opts[] = {
 	{ "listen", 1, OPT_LISTEN, "VMSCOPE_LISTEN" },
 	{ "db", 1, OPT_DB, "VMSCOPE_DB" },
+	{ "read-db", 1, OPT_READ_DB, "VMSCOPE_READ_DB" },
 	{ "token", 1, OPT_TOKEN, "VMSCOPE_TOKEN" },
 	{ "tokens-file", 1, OPT_TOKENS_FILE, "VMSCOPE_TOKENS_FILE" },
 	{ "insecure-no-auth", 0, OPT_INSECURE, "VMSCOPE_INSECURE_NO_AUTH" },
@@ -76,6 +77,8 @@ void config_usage(FILE *out)
 	      "Every option --foo-bar may also be set as VMSCOPE_FOO_BAR in the environment.\n"
 	      "  --listen ADDR:PORT      listen address (default 127.0.0.1:8080)\n"
 	      "  --db CONNINFO           PostgreSQL conninfo or URI (required)\n"
+	      "  --read-db CONNINFO      a streaming standby of --db: the read API is answered\n"
+	      "                          from it (writes always go to --db); its lag in /metrics\n"
 	      "  --token TOKEN           an ingest token (repeatable; env: whitespace-separated)\n"
 	      "  --tokens-file FILE      ingest tokens, one a line (# comments)\n"
 	      "  --db-tokens             start without --token: the database's tokens only\n"
@@ -352,6 +355,7 @@ static int apply(struct server_config *c, const struct opt_def *o, const char *v
 			return errf(err, errlen, "--public-url: expected an http:// or https:// URL");
 		return set_str(&c->public_url, v, err, errlen);
 	case OPT_SCHEMA: return set_str(&c->schema_dir, v, err, errlen);
+	case OPT_READ_DB: return set_str(&c->read_db, v, err, errlen);
 	case OPT_TLS_CERT: return set_str(&c->tls_cert, v, err, errlen);
 	case OPT_TLS_KEY: return set_str(&c->tls_key, v, err, errlen);
 	case OPT_ADMIN_TOKEN_FILE: return read_admin_token(c, v, err, errlen);
@@ -555,6 +559,7 @@ void config_release(struct server_config *c)
 {
 	free(c->listen);
 	free(c->db);
+	free(c->read_db);
 	for (size_t i = 0; i < c->ntokens; i++)
 		free(c->tokens[i]);
 	free(c->tokens);

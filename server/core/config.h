@@ -16,7 +16,8 @@
 
 struct server_config {
 	char *listen;		/* "ADDR:PORT" or "[V6ADDR]:PORT" */
-	char *db;		/* libpq conninfo */
+	char *db;
+	char *read_db;			/* --read-db: a standby for the read API, or NULL */		/* libpq conninfo */
 	char **tokens;		/* ingest tokens */
 	size_t ntokens;
 	bool insecure_no_auth;

@@ -73,6 +73,12 @@ int store_open(struct store **out, const struct store_config *cfg, char *err, si
 	st->retention_days = cfg->retention_days > 0 ? cfg->retention_days : 30;
 	st->rollup_retention_days = cfg->rollup_retention_days > 0 ? cfg->rollup_retention_days : 400;
 	st->pool = db_pool_new(cfg->conninfo, cfg->pool_size > 0 ? cfg->pool_size : 8);
+	if (cfg->read_conninfo && !(st->rpool = db_pool_new(cfg->read_conninfo, cfg->pool_size > 0 ? cfg->pool_size : 8))) {
+		PQfinish(c);
+		store_close(st);
+		snprintf(err, errlen, "out of memory");
+		return STORE_EINTERNAL;
+	}
 	st->ckpt_ms = cfg->checkpoint_ms > 0 ? cfg->checkpoint_ms : 30000;
 	st->metric_db = calloc(DICT_MAX_NAMES + 1, sizeof(*st->metric_db));
 	st->own = owntab_new();
@@ -129,6 +135,7 @@ void store_close(struct store *st)
 	}
 	owntab_free(st->own, st->hook.release, st->hook.ctx);
 	db_pool_free(st->pool);
+	db_pool_free(st->rpool);
 	cgcache_free(st->cgs);
 	free(st->metric_db);
 	free(st->days);
@@ -206,7 +213,7 @@ int store_hosts(struct store *st, json_t **out, char *err, size_t errlen)
 {
 	int rc;
 	PGresult *r = NULL;
-	PGconn *c = get_conn(st, &rc, err, errlen);
+	PGconn *c = store_read_get(st, &rc, err, errlen);
 
 	*out = NULL;
 	if (!c)
@@ -214,7 +221,7 @@ int store_hosts(struct store *st, json_t **out, char *err, size_t errlen)
 	rc = store_q(c, "SELECT " HOST_COLS " FROM hosts WHERE samples > 0 ORDER BY name COLLATE \"C\"",
 		     0, NULL, 0, &r, "list hosts", err, errlen);
 	if (rc != STORE_OK) {
-		put_conn(st, c, rc);
+		store_read_put(st, c, rc);
 		return rc;
 	}
 	json_t *arr = json_array();
@@ -229,10 +236,10 @@ int store_hosts(struct store *st, json_t **out, char *err, size_t errlen)
 	/* each host's clock, and the hosts whose every sample was refused */
 	if (arr && (rc = liveness_store_add_clocks(c, arr, NULL, err, errlen)) != STORE_OK) {
 		json_decref(arr);
-		put_conn(st, c, rc);
+		store_read_put(st, c, rc);
 		return rc;
 	}
-	put_conn(st, c, rc);
+	store_read_put(st, c, rc);
 	*out = arr ? json_pack("{s:o}", "hosts", arr) : NULL;
 	if (!*out) {
 		snprintf(err, errlen, "out of memory");
@@ -245,7 +252,7 @@ int store_host(struct store *st, const char *host, json_t **out, char *err, size
 {
 	int rc;
 	PGresult *r = NULL;
-	PGconn *c = get_conn(st, &rc, err, errlen);
+	PGconn *c = store_read_get(st, &rc, err, errlen);
 	char hid[16];
 	const char *p[1] = { hid };
 	int32_t id;
@@ -254,14 +261,14 @@ int store_host(struct store *st, const char *host, json_t **out, char *err, size
 	if (!c)
 		return rc;
 	if ((rc = store_host_key(c, host, &id, err, errlen)) != STORE_OK) {
-		put_conn(st, c, rc);
+		store_read_put(st, c, rc);
 		return rc;
 	}
 	snprintf(hid, sizeof(hid), "%d", id);
 	rc = store_q(c, "SELECT " HOST_COLS " FROM hosts WHERE id = $1::int AND samples > 0", 1, p, 0, &r,
 		     "read the host", err, errlen);
 	if (rc != STORE_OK) {
-		put_conn(st, c, rc);
+		store_read_put(st, c, rc);
 		return rc;
 	}
 	/* as a one-host list, for its clock (or a host whose every sample was refused) */
@@ -271,7 +278,7 @@ int store_host(struct store *st, const char *host, json_t **out, char *err, size
 	PQclear(r);
 	if (!oom)
 		rc = liveness_store_add_clocks(c, one, host, err, errlen);
-	put_conn(st, c, rc);
+	store_read_put(st, c, rc);
 	if (oom || rc != STORE_OK) {
 		json_decref(one);
 		if (oom)
@@ -328,7 +335,7 @@ int store_cgroups(struct store *st, const char *host, json_t **out, char *err, s
 {
 	int rc;
 	PGresult *r = NULL;
-	PGconn *c = get_conn(st, &rc, err, errlen);
+	PGconn *c = store_read_get(st, &rc, err, errlen);
 	int32_t hid;
 	int64_t last;
 	uint32_t *now_ids = NULL;
@@ -373,7 +380,7 @@ int store_cgroups(struct store *st, const char *host, json_t **out, char *err, s
 	}
 out:
 	free(now_ids);
-	put_conn(st, c, rc);
+	store_read_put(st, c, rc);
 	return rc;
 }
 
@@ -446,7 +453,7 @@ int store_metrics(struct store *st, const char *host, const char *cgroup, json_t
 		  char *err, size_t errlen)
 {
 	int rc;
-	PGconn *c = get_conn(st, &rc, err, errlen);
+	PGconn *c = store_read_get(st, &rc, err, errlen);
 	int32_t hid;
 	int64_t last;
 	struct hstate h;
@@ -515,7 +522,7 @@ int store_metrics(struct store *st, const char *host, const char *cgroup, json_t
 	}
 out:
 	hstate_release(&h);
-	put_conn(st, c, rc);
+	store_read_put(st, c, rc);
 	return rc;
 }
 

@@ -33,6 +33,7 @@ struct store;
 
 struct store_config {
 	const char *conninfo;	/* libpq conninfo or URI */
+	const char *read_conninfo;	/* a streaming standby for the read API, or NULL */
 	int pool_size;		/* connections kept open; default 8 */
 	const char *schema_dir;	/* directory of NNN_name.sql migrations */
 	int retention_days;	/* raw data kept; default 30 */
@@ -50,6 +51,12 @@ int store_open(struct store **out, const struct store_config *cfg, char *err, si
 
 /* Closes every pooled connection and frees the store. NULL is a no-op. */
 void store_close(struct store *st);
+
+/* The standby of --read-db: how far its replay is behind the primary, in
+ * seconds (0 when it has replayed everything it received) and in bytes of
+ * WAL (the primary's current position minus the standby's replay
+ * position). STORE_EINVAL when no standby is configured. */
+int store_read_lag(struct store *st, double *seconds, double *bytes, char *err, size_t errlen);
 
 /* True when a pooled connection answers `SELECT 1`. */
 bool store_ping(struct store *st);
@@ -262,6 +269,11 @@ struct host_signals {
  * none) and *n. One query; cost grows with the number of active hosts. */
 int store_host_signals(struct store *st, int64_t active_since_ms, struct host_signals **out, size_t *n,
 		       char *err, size_t errlen);
+
+/* As store_conn_get / store_conn_put, for reads that a --read-db standby
+ * may answer (the alerts and compare APIs): its pool when configured. */
+PGconn *store_read_conn_get(struct store *st);
+void store_read_conn_put(struct store *st, PGconn *conn, bool broken);
 
 /* Borrow a pooled connection for work outside these calls (the detector
  * engine loads its state at start). Returns NULL when the database is

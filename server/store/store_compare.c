@@ -67,7 +67,7 @@ int store_compare_hosts(struct store *st, int64_t since_ms, int64_t until_ms,
 	*n = 0;
 	snprintf(a, sizeof(a), "%" PRId64, since_ms);
 	snprintf(b, sizeof(b), "%" PRId64, until_ms);
-	if (!(c = store_conn_get(st))) {
+	if (!(c = store_read_conn_get(st))) {
 		snprintf(err, errlen, "database unreachable");
 		return STORE_EUNAVAIL;
 	}
@@ -79,7 +79,7 @@ int store_compare_hosts(struct store *st, int64_t since_ms, int64_t until_ms,
 		     "WHERE hm.host_id = h.id ORDER BY hm.ts_ms > $2::bigint, abs(hm.ts_ms - $2::bigint) LIMIT 1) m ON true "
 		     "WHERE h.samples > 0 AND h.first_ts_ms <= $2::bigint AND h.last_ts_ms >= $1::bigint ORDER BY h.id",
 		     2, prm, 0, &r, "list the hosts to compare", err, errlen);
-	store_conn_put(st, c, rc == STORE_EUNAVAIL);
+	store_read_conn_put(st, c, rc == STORE_EUNAVAIL);
 	if (rc != STORE_OK)
 		return rc;
 	int rows = PQntuples(r);
@@ -140,7 +140,7 @@ static int range_params(struct store *st, struct cbuf *arr, const int32_t *ids, 
 	prm[0] = (const char *)arr->p;
 	prm[1] = a;
 	prm[2] = b;
-	if (!(*c = store_conn_get(st))) {
+	if (!(*c = store_read_conn_get(st))) {
 		cbuf_release(arr);
 		snprintf(err, errlen, "database unreachable");
 		return STORE_EUNAVAIL;
@@ -171,7 +171,7 @@ int store_compare_alerts(struct store *st, const int32_t *ids, size_t nids, int6
 		     "AND (a.ended_at IS NULL OR a.ended_at >= to_timestamp($2::float8 / 1000)) "
 		     "ORDER BY a.host_id, a.opened_at",
 		     3, prm, 0, &r, "read the alerts to compare", err, errlen);
-	store_conn_put(st, c, rc == STORE_EUNAVAIL);
+	store_read_conn_put(st, c, rc == STORE_EUNAVAIL);
 	cbuf_release(&arr);
 	if (rc != STORE_OK)
 		return rc;
@@ -250,7 +250,7 @@ int store_compare_rows(struct store *st, const int32_t *ids, size_t nids, int64_
 	char *sql = malloc(cap);
 	if (!sql) {
 		cbuf_release(&arr);
-		store_conn_put(st, c, false);
+		store_read_conn_put(st, c, false);
 		snprintf(err, errlen, "out of memory");
 		return STORE_EINTERNAL;
 	}
@@ -273,7 +273,7 @@ int store_compare_rows(struct store *st, const int32_t *ids, size_t nids, int64_
 	cbuf_release(&arr);
 	if (o >= cap) {
 		free(sql);
-		store_conn_put(st, c, false);
+		store_read_conn_put(st, c, false);
 		snprintf(err, errlen, "compare query too long");
 		return STORE_EINTERNAL;
 	}
@@ -312,6 +312,6 @@ int store_compare_rows(struct store *st, const int32_t *ids, size_t nids, int64_
 		if (store_q(c, "ROLLBACK", 0, NULL, 0, NULL, "roll back", e2, sizeof(e2)) == STORE_EUNAVAIL)
 			rc = STORE_EUNAVAIL;
 	}
-	store_conn_put(st, c, rc == STORE_EUNAVAIL);
+	store_read_conn_put(st, c, rc == STORE_EUNAVAIL);
 	return rc;
 }

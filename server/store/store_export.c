@@ -83,15 +83,19 @@ static int nomem(char *err, size_t errlen)
 
 static PGconn *conn_get(struct store_export *x, int *rc, char *err, size_t errlen)
 {
-	PGconn *c = x->conn ? x->conn : db_pool_get(x->st->pool, STORE_POOL_WAIT_MS, err, errlen);
-	*rc = c ? STORE_OK : STORE_EUNAVAIL;
-	return c;
+	/* a take-over's replay reads on its transaction's connection; an
+	 * export may read from the --read-db standby */
+	if (x->conn) {
+		*rc = STORE_OK;
+		return x->conn;
+	}
+	return store_read_get(x->st, rc, err, errlen);
 }
 
 static void conn_put(struct store_export *x, PGconn *c, int rc)
 {
 	if (c != x->conn)
-		db_pool_put(x->st->pool, c, rc == STORE_EUNAVAIL);
+		store_read_put(x->st, c, rc);
 }
 
 static void xmeta_release(struct xmeta *m)

@@ -176,11 +176,12 @@ int store_fleet_sparks(struct store *st, int64_t since_ms, int64_t until_ms, int
 	}
 	for (int f = 0; f < F_N; f++)
 		slots[f] = rollup_slot(fleet_metric[f]);
-	PGconn *c = db_pool_get(st->pool, STORE_POOL_WAIT_MS, err, errlen);
+	int crc;
+	PGconn *c = store_read_get(st, &crc, err, errlen);
 	if (!c)
-		return STORE_EUNAVAIL;
+		return crc;
 	rc = fleet_read(c, since_ms, until_ms, step_ms, slots, &r, err, errlen);
-	db_pool_put(st->pool, c, rc == STORE_EUNAVAIL);
+	store_read_put(st, c, rc);
 	if (rc != STORE_OK)
 		return rc;
 	out->since_ms = since_ms;

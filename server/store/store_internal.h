@@ -165,6 +165,7 @@ int store_ckpt_write(struct store *st, PGconn *c, struct own *const *e, size_t n
 
 struct store {
 	struct db_pool *pool;
+	struct db_pool *rpool;		/* --read-db's standby for the read API, or NULL */
 	int retention_days;
 	int rollup_retention_days;	/* rollup_5m months kept (store_rollup.c) */
 	pthread_mutex_t mu;		/* guards the caches below */
@@ -224,6 +225,11 @@ enum store_prep_id {
 	STORE_PREP_CKPT,	/* a checkpoint's state update (store_ckpt.c) */
 	STORE_PREP_N
 };
+
+/* A connection for the read API: from the standby's pool when --read-db
+ * is set, else the primary's. Give it back with store_read_put. */
+PGconn *store_read_get(struct store *st, int *rc, char *err, size_t errlen);
+void store_read_put(struct store *st, PGconn *c, int rc);
 
 /* As store_q, but sql is prepared once per connection under id (the same
  * id must always come with the same sql) and then executed by name. */

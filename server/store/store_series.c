@@ -409,9 +409,10 @@ int store_series(struct store *st, const struct series_query *q, json_t **out, c
 			 "points 0..%d", SERIES_MAX_POINTS);
 		return STORE_EINVAL;
 	}
-	PGconn *c = db_pool_get(st->pool, STORE_POOL_WAIT_MS, err, errlen);
+	int crc;
+	PGconn *c = store_read_get(st, &crc, err, errlen);
 	if (!c)
-		return STORE_EUNAVAIL;
+		return crc;
 	if ((rc = store_host_id(c, q->host, &hid, NULL, err, errlen)) != STORE_OK)
 		goto out;
 	if (q->cgroup) {
@@ -513,6 +514,6 @@ int store_series(struct store *st, const struct series_query *q, json_t **out, c
 	*out = o;
 out:
 	free(pts);
-	db_pool_put(st->pool, c, rc == STORE_EUNAVAIL);
+	store_read_put(st, c, rc);
 	return rc;
 }

@@ -94,9 +94,10 @@ static int read_rollups(struct store *st, const struct series_batch_query *q, js
 	int rc;
 	PGresult *r = NULL;
 
-	PGconn *c = db_pool_get(st->pool, STORE_POOL_WAIT_MS, err, errlen);
+	int crc;
+	PGconn *c = store_read_get(st, &crc, err, errlen);
 	if (!c)
-		return STORE_EUNAVAIL;
+		return crc;
 	if ((rc = store_host_id(c, q->host, &hid, NULL, err, errlen)) != STORE_OK)
 		goto out;
 	for (int i = 0; i < q->nmetrics; i++) {
@@ -139,7 +140,7 @@ static int read_rollups(struct store *st, const struct series_batch_query *q, js
 	}
 out:
 	PQclear(r);
-	db_pool_put(st->pool, c, rc == STORE_EUNAVAIL);
+	store_read_put(st, c, rc);
 	return rc;
 }
 

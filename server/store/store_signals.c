@@ -142,9 +142,10 @@ int store_host_signals(struct store *st, int64_t active_since_ms, struct host_si
 
 	*out = NULL;
 	*nout = 0;
-	PGconn *c = db_pool_get(st->pool, STORE_POOL_WAIT_MS, err, errlen);
+	int crc;
+	PGconn *c = store_read_get(st, &crc, err, errlen);
 	if (!c)
-		return STORE_EUNAVAIL;
+		return crc;
 	hstate_init(&chain);
 	hstate_init(&tmp);
 	memset(&prev, 0, sizeof(prev));
@@ -208,6 +209,6 @@ out:
 	free(res);
 	hstate_release(&chain);
 	hstate_release(&tmp);
-	db_pool_put(st->pool, c, rc == STORE_EUNAVAIL);
+	store_read_put(st, c, rc);
 	return rc;
 }
