@@ -229,8 +229,9 @@ static int hk_feed(void *ctx, PGconn *conn, const struct store_hook_host *hosts,
 		ec.host_id = hosts[k].host_id;
 		if (feed(eng, hosts[k].state, hosts[k].fresh, hosts[k].n, &ovr->set, emit_sql, &ec, &first_fed) < 0)
 			goto out;
-		if (first_fed && hosts[k].silent)
-			backs[nback++] = (struct det_host_back){ hosts[k].host, hosts[k].host_id, first_fed };
+		/* back after host_silent: resolved at this arrival */
+		if (hosts[k].silent)
+			backs[nback++] = (struct det_host_back){ hosts[k].host, hosts[k].host_id, hosts[k].seen_ms };
 	}
 	if (alert_store_hosts_back(conn, backs, nback, err, errlen) < 0)
 		goto out;
@@ -260,13 +261,22 @@ static int hk_replay(void *ctx, PGconn *conn, void *state, int32_t host_id, cons
 	return rc;
 }
 
+/* The clock offset's window (liveness.h): this arrival and the newest
+ * sample it brought, over a window that grows with the host's interval. */
+static void hk_arrive(void *ctx, const void *state, int64_t now_ms, int64_t newest_ts_ms, struct host_lag *lag)
+{
+	(void)ctx;
+	host_lag_observe(lag, now_ms, newest_ts_ms, liveness_window(state ? det_host_interval_ms(state) : 0));
+}
+
 void detect_store_hook(struct detect_engine *eng, struct store_hook *out)
 {
 	*out = (struct store_hook){ .ctx = eng, .load = hk_load, .save = hk_save, .release = hk_release,
-				    .feed = hk_feed, .replay = hk_replay };
+				    .feed = hk_feed, .replay = hk_replay, .arrive = hk_arrive };
 }
 
-int detect_tick(struct detect_engine *eng, PGconn *conn, int64_t now_ms, char *err, size_t errlen)
+int detect_tick(struct detect_engine *eng, PGconn *conn, int64_t now_ms, bool judge_silence, char *err,
+		size_t errlen)
 {
 	(void)eng;
 	return liveness_tick(conn, now_ms, judge_silence, err, errlen);

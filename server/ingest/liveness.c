@@ -217,7 +217,7 @@ static int tick_clock(PGconn *c, int64_t now_ms, const struct liveness_cfg *cfg,
 		if (v == CLOCK_KEEP || (v == CLOCK_OK && r->alert_id <= 0))
 			continue;
 		if (v == CLOCK_OK) {
-			rc = liveness_store_clock_resolve(c, r->alert_id, now_ms, err, errlen);
+			rc = liveness_store_clock_resolve(c, r->host_id, r->alert_id, now_ms, err, errlen);
 			continue;
 		}
 		if (r->alert_id > 0 && !worth_update(r, v, amount))
@@ -230,8 +230,10 @@ static int tick_clock(PGconn *c, int64_t now_ms, const struct liveness_cfg *cfg,
 			rc = -1;
 			break;
 		}
-		rc = r->alert_id > 0 ? liveness_store_clock_update(c, r->alert_id, sev, summary, ev, err, errlen)
-				     : liveness_store_clock_open(c, r->host, sev, summary, ev, now_ms, err, errlen);
+		rc = r->alert_id > 0 ? liveness_store_clock_update(c, r->host_id, r->alert_id, sev, summary, ev, err,
+								   errlen)
+				     : liveness_store_clock_open(c, r->host_id, r->host, sev, summary, ev, now_ms, err,
+								 errlen);
 		json_decref(ev);
 	}
 	liveness_store_clock_rows_free(rows, n);

@@ -32,11 +32,9 @@ static bool ok(PGresult *r)
 }
 
 /* Each alert change writes its notification outbox row in the same
- * statement (docs/notify.md): an open of a new alert, an escalation from
- * warning to critical, a resolve. The notifier is woken at commit. */
-#define OUTBOX(ev, from, where)                                                                        \
-	"o AS (INSERT INTO notify_outbox (host_id, alert_id, event, created_at) SELECT host_id, id, " ev \
-	", " TS_FROM_MS("$now") " FROM " from " WHERE " where ") "
+ * statement (ALERT_OUTBOX, docs/notify.md): an open of a new alert, an
+ * escalation from warning to critical, a resolve. The notifier is woken
+ * at commit. */
 
 /* The time of a write, as the server's clock has it (a parameter rather
  * than now() in the statement: a distributed PostgreSQL does not evaluate
@@ -48,8 +46,7 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* sql with "$now" replaced by $n (n = the statement's last parameter). */
-static const char *with_now(const char *sql, int n, char *buf, size_t cap)
+const char *alert_sql_with_now(const char *sql, int n, char *buf, size_t cap)
 {
 	char num[8];
 	size_t o = 0;
@@ -75,7 +72,7 @@ static const char open_sql[] =
 	"ON CONFLICT (host_id, (coalesce(cgroup, '')), kind) WHERE state = 'open' DO UPDATE SET "
 	"severity = CASE WHEN alerts.severity = 'critical' THEN 'critical' ELSE excluded.severity END, "
 	"updated_at = excluded.updated_at RETURNING host_id, id, severity), "
-	OUTBOX("CASE WHEN EXISTS (SELECT 1 FROM prev) THEN 'escalate' ELSE 'open' END", "a",
+	ALERT_OUTBOX("CASE WHEN EXISTS (SELECT 1 FROM prev) THEN 'escalate' ELSE 'open' END", "a",
 	       "NOT EXISTS (SELECT 1 FROM prev) OR (a.severity = 'critical' AND (SELECT severity FROM prev) = 'warning')")
 	"SELECT id FROM a";
 
@@ -83,13 +80,14 @@ static const char update_sql[] =
 	"WITH prev AS (SELECT severity FROM alerts WHERE host_id = $1::int AND id = $2::bigint AND state = 'open'), "
 	"a AS (UPDATE alerts SET severity = $3, summary = $4, evidence = $5::jsonb, updated_at = " TS_FROM_MS("$now")
 	" WHERE host_id = $1::int AND id = $2::bigint AND state = 'open' RETURNING host_id, id, severity), "
-	OUTBOX("'escalate'", "a", "a.severity = 'critical' AND (SELECT severity FROM prev) = 'warning'")
+	ALERT_OUTBOX("'escalate'", "a", "a.severity = 'critical' AND (SELECT severity FROM prev) = 'warning'")
 	"SELECT 1";
 
 static const char resolve_sql[] =
-	"WITH a AS (UPDATE alerts SET state = 'resolved', ended_at = " TS_FROM_MS("$3") ", updated_at = "
+	"WITH a AS (UPDATE alerts SET state = 'resolved', ended_at = greatest(opened_at, " TS_FROM_MS("$3") "), "
+	"updated_at = "
 	TS_FROM_MS("$now") " WHERE host_id = $1::int AND id = $2::bigint AND state = 'open' RETURNING host_id, id), "
-	OUTBOX("'resolve'", "a", "true")
+	ALERT_OUTBOX("'resolve'", "a", "true")
 	"SELECT 1";
 
 /* Wakes the notifier (LISTEN vmscope_notify) when the transaction commits. */
@@ -118,7 +116,7 @@ int alert_store_apply(PGconn *c, int32_t host_id, struct det_action *a, char *er
 		snprintf(t1, sizeof(t1), "%" PRId64, a->started_ms);
 		snprintf(t2, sizeof(t2), "%" PRId64, a->opened_ms);
 		const char *v[10] = { hid, a->host, a->cgroup, a->kind, a->severity, t1, t2, a->summary, ev, now };
-		r = exec(c, with_now(open_sql, 10, sql, sizeof(sql)), 10, v);
+		r = exec(c, alert_sql_with_now(open_sql, 10, sql, sizeof(sql)), 10, v);
 		free(ev);
 		if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
 			return pg_fail(err, errlen, "could not insert alert", c, r);
@@ -134,7 +132,7 @@ int alert_store_apply(PGconn *c, int32_t host_id, struct det_action *a, char *er
 			return -1;
 		}
 		const char *v[6] = { hid, id, a->severity, a->summary, ev, now };
-		r = exec(c, with_now(update_sql, 6, sql, sizeof(sql)), 6, v);
+		r = exec(c, alert_sql_with_now(update_sql, 6, sql, sizeof(sql)), 6, v);
 		free(ev);
 		if (!ok(r))
 			return pg_fail(err, errlen, "could not update alert", c, r);
@@ -143,7 +141,7 @@ int alert_store_apply(PGconn *c, int32_t host_id, struct det_action *a, char *er
 	}
 	snprintf(t1, sizeof(t1), "%" PRId64, a->at_ms);
 	const char *v[4] = { hid, id, t1, now };
-	r = exec(c, with_now(resolve_sql, 4, sql, sizeof(sql)), 4, v);
+	r = exec(c, alert_sql_with_now(resolve_sql, 4, sql, sizeof(sql)), 4, v);
 	if (!ok(r))
 		return pg_fail(err, errlen, "could not resolve alert", c, r);
 	PQclear(r);
@@ -170,10 +168,10 @@ int alert_store_find(PGconn *c, int32_t host_id, const struct det_action *a, int
 }
 
 static const char back_sql[] =
-	"WITH a AS (UPDATE alerts SET state = 'resolved', ended_at = greatest(started_at, " TS_FROM_MS("$2") "), "
+	"WITH a AS (UPDATE alerts SET state = 'resolved', ended_at = greatest(opened_at, " TS_FROM_MS("$2") "), "
 	"updated_at = " TS_FROM_MS("$now") " WHERE host_id = $1::int AND cgroup IS NULL AND kind = 'host_silent' "
 	"AND state = 'open' RETURNING host_id, id), "
-	OUTBOX("'resolve'", "a", "true")
+	ALERT_OUTBOX("'resolve'", "a", "true")
 	"UPDATE hosts SET silent = false WHERE id = $1::int";
 
 int alert_store_hosts_back(PGconn *c, const struct det_host_back *b, size_t n, char *err, size_t errlen)
@@ -183,88 +181,18 @@ int alert_store_hosts_back(PGconn *c, const struct det_host_back *b, size_t n, c
 	if (!n)
 		return 0;
 	snprintf(now, sizeof(now), "%" PRId64, now_ms());
-	with_now(back_sql, 3, sql, sizeof(sql));
+	alert_sql_with_now(back_sql, 3, sql, sizeof(sql));
 	/* one statement per host (each stays on its host's shard), sent with
 	 * COMMIT */
 	for (size_t i = 0; i < n; i++) {
 		char hid[16], t[24];
 		snprintf(hid, sizeof(hid), "%d", b[i].host_id);
-		snprintf(t, sizeof(t), "%" PRId64, b[i].ts_ms);
+		snprintf(t, sizeof(t), "%" PRId64, b[i].at_ms);
 		const char *prm[3] = { hid, t, now };
 		if (store_q_send(c, sql, 3, prm, NULL, "resolve host_silent", err, errlen) != STORE_OK)
 			return -1;
 	}
 	return wake_notifier(c, err, errlen);
-}
-
-/* Opens host_silent for one candidate under its hosts row lock, rechecking
- * that no sample arrived meanwhile (ingest updates that row with every
- * sample). Returns 1 opened, 0 not, -1 error. */
-static int silence_one(PGconn *c, const char *host_id, const char *now_s, char *err, size_t errlen)
-{
-	const char *v[2] = { host_id, now_s };
-	char sql[2048];
-	PGresult *r = PQexec(c, "BEGIN");
-	int rc = 0;
-
-	if (!ok(r))
-		return pg_fail(err, errlen, "could not begin", c, r);
-	PQclear(r);
-	r = exec(c, with_now(
-		 "WITH s AS (UPDATE hosts h SET silent = true FROM detector_state d WHERE h.id = $1::int "
-		 "  AND d.host_id = $1::int AND NOT h.silent AND h.samples > 0 "
-		 "  AND h.last_ts_ms < $2::bigint - greatest(3 * d.interval_ms, 60000) "
-		 "  RETURNING h.id, h.name, h.last_ts_ms, d.interval_ms), "
-		 "a AS (INSERT INTO alerts (host_id, host, cgroup, kind, severity, state, started_at, opened_at, "
-		 "updated_at, summary, evidence) SELECT id, name, NULL, 'host_silent', 'warning', 'open', "
-		 TS_FROM_MS("last_ts_ms") ", " TS_FROM_MS("$2") ", " TS_FROM_MS("$2") ", "
-		 "format('no sample for %s s (expected every %s s)', ($2::bigint - last_ts_ms) / 1000, "
-		 "greatest(interval_ms, 1000) / 1000), "
-		 "jsonb_build_object('last_sample_ms', last_ts_ms, 'interval_s', interval_ms / 1000.0, "
-		 "'silent_s', ($2::bigint - last_ts_ms) / 1000, 'hint', "
-		 "'check that the agent runs and reaches the server (its log says why it cannot post)') "
-		 "FROM s ON CONFLICT (host_id, (coalesce(cgroup, '')), kind) WHERE state = 'open' DO NOTHING "
-		 "RETURNING host_id, id), "
-		 OUTBOX("'open'", "a", "true")
-		 "SELECT pg_notify('vmscope_notify', '') FROM a", 2, sql, sizeof(sql)), 2, v);
-	if (!ok(r)) {
-		pg_fail(err, errlen, "could not open host_silent", c, r);
-		r = PQexec(c, "ROLLBACK");
-		PQclear(r);
-		return -1;
-	}
-	rc = PQntuples(r) > 0;
-	PQclear(r);
-	r = PQexec(c, "COMMIT");
-	if (!ok(r))
-		return pg_fail(err, errlen, "could not commit host_silent", c, r);
-	PQclear(r);
-	return rc;
-}
-
-int alert_store_tick_silent(PGconn *c, int64_t now_ms, int *nopened, char *err, size_t errlen)
-{
-	char now_s[24];
-	snprintf(now_s, sizeof(now_s), "%" PRId64, now_ms);
-	const char *v[1] = { now_s };
-	PGresult *r = exec(c,
-			   "SELECT h.id FROM hosts h JOIN detector_state d ON d.host_id = h.id "
-			   "WHERE NOT h.silent AND h.samples > 0 "
-			   "AND h.last_ts_ms < $1::bigint - greatest(3 * d.interval_ms, 60000) "
-			   "ORDER BY h.id LIMIT 1000", 1, v);
-	*nopened = 0;
-	if (PQresultStatus(r) != PGRES_TUPLES_OK)
-		return pg_fail(err, errlen, "could not list silent hosts", c, r);
-	for (int i = 0; i < PQntuples(r); i++) {
-		int o = silence_one(c, PQgetvalue(r, i, 0), now_s, err, errlen);
-		if (o < 0) {
-			PQclear(r);
-			return -1;
-		}
-		*nopened += o;
-	}
-	PQclear(r);
-	return 0;
 }
 
 int alert_store_query(PGconn *c, const struct alert_query *q, json_t **out, char *err, size_t errlen)

@@ -16,7 +16,6 @@
 #include <stdint.h>
 
 #include "detect_engine.h"
-#include "liveness_store.h"
 #include "store.h"
 
 /* Applies one engine action (detect_engine.h) of host host_id to the alerts
@@ -37,19 +36,22 @@ int alert_store_find(PGconn *c, int32_t host_id, const struct det_action *a, int
 struct det_host_back {
 	const char *host;
 	int32_t host_id;
-	int64_t ts_ms;	/* its first sample fed */
+	int64_t at_ms;	/* when its sample arrived (the server's clock) */
 };
 
-/* Resolves the hosts' open host_silent alerts at their sample times and
- * clears their hosts.silent (the second statement goes with COMMIT). */
+/* Resolves the hosts' open host_silent alerts at their arrival, never
+ * before the alert opened, and clears their hosts.silent (the statements
+ * go with COMMIT). */
 int alert_store_hosts_back(PGconn *c, const struct det_host_back *b, size_t n, char *err, size_t errlen);
 
-/* detect_tick's work, outside any transaction: for each host whose last
- * sample is older than max(3 x interval, 60 s) before now_ms and that is
- * not marked silent, opens host_silent (started_at = its last sample,
- * opened_at = now) and marks it, each in its own short transaction under
- * the hosts row lock. *nopened receives how many. */
-int alert_store_tick_silent(PGconn *c, int64_t now_ms, int *nopened, char *err, size_t errlen);
+/* For the other writers of alerts (liveness_store.c): a CTE writing the
+ * outbox row of every alert the CTE `from` returns (host_id, id) where
+ * `where` holds, at $now; and sql with "$now" replaced by $n (the
+ * statement's last parameter) into buf. */
+#define ALERT_OUTBOX(ev, from, where)                                                                  \
+	"o AS (INSERT INTO notify_outbox (host_id, alert_id, event, created_at) SELECT host_id, id, " ev \
+	", ('epoch'::timestamptz + ($now)::bigint * interval '1 millisecond') FROM " from " WHERE " where ") "
+const char *alert_sql_with_now(const char *sql, int n, char *buf, size_t cap);
 
 /* GET /api/v1/alerts on a given connection: *out = new reference to
  * {"alerts":[...]} (CONTRACT.md §3), newest started_at first. */

@@ -1,6 +1,7 @@
 /* liveness_store.c - host_silent, clock_skew and refused samples in
  * PostgreSQL (see liveness_store.h). */
 #include "liveness_store.h"
+#include "alert_store.h"
 #include "pgfail.h"
 #include "store_internal.h"
 
@@ -22,43 +23,53 @@ static PGresult *exec(PGconn *c, const char *sql, int n, const char *const *v)
 	return PQexecParams(c, sql, n, NULL, v, NULL, NULL, 0);
 }
 
-/* The silence threshold of a row, in SQL: $3 is the floor (ms). */
-#define SILENT_AFTER "greatest(3 * interval_ms, $3::bigint)"
+/* The silence threshold of a host, in SQL: $3 is the floor (ms). */
+#define SILENT_AFTER "greatest(3 * d.interval_ms, $3::bigint)"
 /* Not silent while its samples arrive and are refused (clock_skew). */
-#define NOT_REFUSING "NOT (refused_at_ms > seen_ms AND refused_at_ms >= $2::bigint - " SILENT_AFTER ")"
+#define NOT_REFUSING "NOT (h.refused_at_ms > h.seen_ms AND h.refused_at_ms >= $2::bigint - " SILENT_AFTER ")"
+/* A host that stored samples, last arrived longer ago than its threshold,
+ * whose samples are not being refused, not marked silent yet. */
+#define SILENT_WHERE                                                                                   \
+	"NOT h.silent AND h.samples > 0 AND h.seen_ms < $2::bigint - " SILENT_AFTER " AND " NOT_REFUSING
 
-/* Opens host_silent for one candidate under its state row lock, rechecking
- * that no sample arrived meanwhile. Returns 1 opened, 0 not, -1 error. */
-static int silence_one(PGconn *c, const char *host, const char *now_s, const char *min_s, char *err,
+/* Opens host_silent for one candidate (and marks hosts.silent, which its
+ * next sample clears) under its hosts row lock, rechecking that no sample
+ * arrived meanwhile (ingest writes seen_ms in that row). Returns 1 opened,
+ * 0 not, -1 error. */
+static int silence_one(PGconn *c, const char *host_id, const char *now_s, const char *min_s, char *err,
 		       size_t errlen)
 {
-	const char *v[3] = { host, now_s, min_s };
+	const char *v[4] = { host_id, now_s, min_s, now_s };
+	char sql[3072];
 	PGresult *r = PQexec(c, "BEGIN");
 	int rc = 0;
 
 	if (!ok(r))
 		return pg_fail(err, errlen, "could not begin", c, r);
 	PQclear(r);
-	r = exec(c,
-		 "WITH s AS (UPDATE detector_state SET silent = true WHERE host = $1 "
-		 "  AND last_ts_ms > 0 AND seen_ms < $2::bigint - " SILENT_AFTER " AND " NOT_REFUSING
-		 "  RETURNING host, last_ts_ms, seen_ms, interval_ms) "
-		 "INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, updated_at, "
-		 "summary, evidence) SELECT host, NULL, 'host_silent', 'warning', 'open', "
-		 TS_FROM_MS("seen_ms") ", " TS_FROM_MS("$2") ", now(), "
+	r = exec(c, alert_sql_with_now(
+		 "WITH s AS (UPDATE hosts h SET silent = true FROM detector_state d WHERE h.id = $1::int "
+		 "  AND d.host_id = $1::int AND " SILENT_WHERE
+		 "  RETURNING h.id, h.name, h.last_ts_ms, h.seen_ms, d.interval_ms), "
+		 "a AS (INSERT INTO alerts (host_id, host, cgroup, kind, severity, state, started_at, opened_at, "
+		 "updated_at, summary, evidence) SELECT id, name, NULL, 'host_silent', 'warning', 'open', "
+		 TS_FROM_MS("seen_ms") ", " TS_FROM_MS("$2") ", " TS_FROM_MS("$2") ", "
 		 "format('no sample for %s s (expected every %s s)', ($2::bigint - seen_ms) / 1000, "
 		 "greatest(interval_ms, 1000) / 1000), "
 		 "jsonb_build_object('last_sample_ms', last_ts_ms, 'last_arrival_ms', seen_ms, "
 		 "'interval_s', interval_ms / 1000.0, 'silent_s', ($2::bigint - seen_ms) / 1000, 'hint', "
 		 "'check that the agent runs and reaches the server (its log says why it cannot post)') "
-		 "FROM s ON CONFLICT (host, (coalesce(cgroup, '')), kind) WHERE state = 'open' DO NOTHING", 3, v);
+		 "FROM s ON CONFLICT (host_id, (coalesce(cgroup, '')), kind) WHERE state = 'open' DO NOTHING "
+		 "RETURNING host_id, id), "
+		 ALERT_OUTBOX("'open'", "a", "true")
+		 "SELECT pg_notify('vmscope_notify', '') FROM a", 4, sql, sizeof(sql)), 4, v);
 	if (!ok(r)) {
 		pg_fail(err, errlen, "could not open host_silent", c, r);
 		r = PQexec(c, "ROLLBACK");
 		PQclear(r);
 		return -1;
 	}
-	rc = atoi(PQcmdTuples(r)) > 0;
+	rc = PQntuples(r) > 0;
 	PQclear(r);
 	r = PQexec(c, "COMMIT");
 	if (!ok(r))
@@ -76,13 +87,8 @@ int liveness_store_open_silent(PGconn *c, int64_t now_ms, int64_t min_ms, int *n
 	snprintf(min_s, sizeof(min_s), "%" PRId64, min_ms);
 	const char *v[3] = { NULL, now_s, min_s };
 	PGresult *r = exec(c,
-			   "SELECT d.host FROM detector_state d WHERE d.last_ts_ms > 0 "
-			   "AND d.seen_ms < $2::bigint - greatest(3 * d.interval_ms, $3::bigint) "
-			   "AND NOT (d.refused_at_ms > d.seen_ms AND d.refused_at_ms >= $2::bigint - "
-			   "greatest(3 * d.interval_ms, $3::bigint)) "
-			   "AND ($1::text IS NULL OR d.host = $1) "
-			   "AND NOT EXISTS (SELECT 1 FROM alerts a WHERE a.host = d.host AND a.kind = 'host_silent' "
-			   "AND a.state = 'open' AND coalesce(a.cgroup, '') = '') ORDER BY d.host LIMIT 1000", 3, v);
+			   "SELECT h.id FROM hosts h JOIN detector_state d ON d.host_id = h.id "
+			   "WHERE $1::text IS NULL AND " SILENT_WHERE " ORDER BY h.id LIMIT 1000", 3, v);
 	*nopened = 0;
 	if (PQresultStatus(r) != PGRES_TUPLES_OK)
 		return pg_fail(err, errlen, "could not list silent hosts", c, r);
@@ -101,21 +107,26 @@ int liveness_store_open_silent(PGconn *c, int64_t now_ms, int64_t min_ms, int *n
 int store_note_refused(struct store *st, const char *host, int64_t ts_ms, int64_t now_ms, char *err,
 		       size_t errlen)
 {
-	char ts_s[24], now_s[24];
+	char ts_s[24], now_s[24], hid[16];
+	int32_t id = 0;
 	PGconn *c = db_pool_get(st->pool, STORE_POOL_WAIT_MS, err, errlen);
 
 	if (!c)
 		return STORE_EUNAVAIL;
-	snprintf(ts_s, sizeof(ts_s), "%" PRId64, ts_ms);
-	snprintf(now_s, sizeof(now_s), "%" PRId64, now_ms);
-	const char *v[3] = { host, ts_s, now_s };
-	int rc = store_q(c,
-			 "INSERT INTO detector_state (host, refused_n, refused_at_ms, refused_ts_ms) "
-			 "VALUES ($1, 1, $3::bigint, $2::bigint) ON CONFLICT (host) DO UPDATE SET "
-			 "refused_n = detector_state.refused_n + 1, "
-			 "refused_at_ms = greatest(detector_state.refused_at_ms, excluded.refused_at_ms), "
-			 "refused_ts_ms = excluded.refused_ts_ms",
-			 3, v, 0, NULL, "record a refused sample", err, errlen);
+	/* the host's row (a host whose every sample is refused has one
+	 * without samples), then its counts, by its id */
+	int rc = store_host_add(c, host, &id, err, errlen);
+	if (rc == STORE_OK) {
+		snprintf(hid, sizeof(hid), "%d", id);
+		snprintf(ts_s, sizeof(ts_s), "%" PRId64, ts_ms);
+		snprintf(now_s, sizeof(now_s), "%" PRId64, now_ms);
+		const char *v[3] = { hid, ts_s, now_s };
+		rc = store_q(c,
+			     "UPDATE hosts SET refused_n = refused_n + 1, "
+			     "refused_at_ms = greatest(refused_at_ms, $3::bigint), refused_ts_ms = $2::bigint "
+			     "WHERE id = $1::int",
+			     3, v, 0, NULL, "record a refused sample", err, errlen);
+	}
 	db_pool_put(st->pool, c, rc == STORE_EUNAVAIL);
 	return rc;
 }
@@ -135,15 +146,17 @@ int liveness_store_clock_rows(PGconn *c, int64_t skew_ms, struct clock_row **out
 	snprintf(skew_s, sizeof(skew_s), "%" PRId64, skew_ms);
 	const char *v[1] = { skew_s };
 	PGresult *r = exec(c,
-			   "SELECT d.host, d.seen_ms, d.interval_ms, d.lag_win_ms, d.lag_min_ms, d.lag_prev_ms, "
-			   "d.refused_n, d.refused_at_ms, d.refused_ts_ms, coalesce(a.id, 0), "
+			   "SELECT h.name, h.seen_ms, coalesce(d.interval_ms, 0), h.lag_win_ms, h.lag_min_ms, "
+			   "h.lag_prev_ms, h.refused_n, h.refused_at_ms, h.refused_ts_ms, coalesce(a.id, 0), "
 			   "coalesce((a.evidence->>'samples_refused')::boolean, false), "
 			   "coalesce(a.evidence->>'clock', '') = 'behind', "
-			   "coalesce(round(coalesce(a.evidence->>'behind_s', a.evidence->>'ahead_s')::float8 * 1000), 0)::bigint "
-			   "FROM detector_state d LEFT JOIN alerts a ON a.host = d.host AND a.kind = 'clock_skew' "
+			   "coalesce(round(coalesce(a.evidence->>'behind_s', a.evidence->>'ahead_s')::float8 * 1000), 0)::bigint, "
+			   "h.id "
+			   "FROM hosts h LEFT JOIN detector_state d ON d.host_id = h.id "
+			   "LEFT JOIN alerts a ON a.host_id = h.id AND a.kind = 'clock_skew' "
 			   "AND a.state = 'open' AND a.cgroup IS NULL "
-			   "WHERE a.id IS NOT NULL OR d.refused_at_ms > d.seen_ms OR abs(d.lag_prev_ms) >= $1::bigint "
-			   "ORDER BY d.host LIMIT 10000", 1, v);
+			   "WHERE a.id IS NOT NULL OR h.refused_at_ms > h.seen_ms OR abs(h.lag_prev_ms) >= $1::bigint "
+			   "ORDER BY h.name LIMIT 10000", 1, v);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK)
 		return pg_fail(err, errlen, "could not list hosts' clocks", c, r);
 	int nt = PQntuples(r);
@@ -173,6 +186,7 @@ int liveness_store_clock_rows(PGconn *c, int64_t skew_ms, struct clock_row **out
 		w->alert_refused = PQgetvalue(r, i, 10)[0] == 't';
 		w->alert_behind = PQgetvalue(r, i, 11)[0] == 't';
 		w->alert_amount_ms = get_i64(r, i, 12, 0);
+		w->host_id = (int32_t)get_i64(r, i, 13, 0);
 	}
 	PQclear(r);
 	*out = rows;
@@ -187,73 +201,40 @@ void liveness_store_clock_rows_free(struct clock_row *rows, size_t n)
 	free(rows);
 }
 
-/* A statement that writes one alert and returns nothing. */
-static int write_alert(PGconn *c, const char *sql, int n, const char *const *v, const char *what, char *err,
-		       size_t errlen)
+/* One clock_skew change as the detectors' alerts are written (with its
+ * outbox row, alert_store_apply), its statements finished (the tick runs
+ * outside a transaction). */
+static int write_clock(PGconn *c, int32_t host_id, struct det_action *a, char *err, size_t errlen)
 {
-	PGresult *r = exec(c, sql, n, v);
-
-	if (!ok(r))
-		return pg_fail(err, errlen, what, c, r);
-	PQclear(r);
-	return 0;
-}
-
-int liveness_store_clock_open(PGconn *c, const char *host, const char *severity, const char *summary,
-			      const json_t *evidence, int64_t now_ms, char *err, size_t errlen)
-{
-	char now_s[24];
-	char *ev = json_dumps(evidence, JSON_COMPACT | JSON_REAL_PRECISION(12));
-
-	if (!ev) {
-		snprintf(err, errlen, "could not open clock_skew: out of memory");
+	if (alert_store_apply(c, host_id, a, err, errlen) < 0)
 		return -1;
-	}
-	snprintf(now_s, sizeof(now_s), "%" PRId64, now_ms);
-	const char *v[5] = { host, severity, summary, ev, now_s };
-	int rc = write_alert(c,
-			     "INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, "
-			     "updated_at, summary, evidence) VALUES ($1, NULL, 'clock_skew', $2, 'open', "
-			     TS_FROM_MS("$5") ", " TS_FROM_MS("$5") ", now(), $3, $4::jsonb) "
-			     "ON CONFLICT (host, (coalesce(cgroup, '')), kind) WHERE state = 'open' DO UPDATE SET "
-			     "severity = excluded.severity, summary = excluded.summary, evidence = excluded.evidence, "
-			     "updated_at = now()",
-			     5, v, "could not open clock_skew", err, errlen);
-	free(ev);
-	return rc;
+	return store_pipe_finish(c, NULL, err, errlen) == STORE_OK ? 0 : -1;
 }
 
-int liveness_store_clock_update(PGconn *c, int64_t id, const char *severity, const char *summary,
-				const json_t *evidence, char *err, size_t errlen)
+int liveness_store_clock_open(PGconn *c, int32_t host_id, const char *host, const char *severity,
+			      const char *summary, json_t *evidence, int64_t now_ms, char *err, size_t errlen)
 {
-	char id_s[24];
-	char *ev = json_dumps(evidence, JSON_COMPACT | JSON_REAL_PRECISION(12));
+	struct det_action a = { .type = DA_OPEN, .host = host, .kind = "clock_skew", .severity = severity,
+				.started_ms = now_ms, .opened_ms = now_ms, .at_ms = now_ms, .summary = summary,
+				.evidence = evidence };
 
-	if (!ev) {
-		snprintf(err, errlen, "could not update clock_skew: out of memory");
-		return -1;
-	}
-	snprintf(id_s, sizeof(id_s), "%" PRId64, id);
-	const char *v[4] = { id_s, severity, summary, ev };
-	int rc = write_alert(c,
-			     "UPDATE alerts SET severity = $2, summary = $3, evidence = $4::jsonb, updated_at = now() "
-			     "WHERE id = $1::bigint AND state = 'open'",
-			     4, v, "could not update clock_skew", err, errlen);
-	free(ev);
-	return rc;
+	return write_clock(c, host_id, &a, err, errlen);
 }
 
-int liveness_store_clock_resolve(PGconn *c, int64_t id, int64_t now_ms, char *err, size_t errlen)
+int liveness_store_clock_update(PGconn *c, int32_t host_id, int64_t id, const char *severity, const char *summary,
+				json_t *evidence, char *err, size_t errlen)
 {
-	char id_s[24], now_s[24];
+	struct det_action a = { .type = DA_UPDATE, .alert_id = id, .kind = "clock_skew", .severity = severity,
+				.summary = summary, .evidence = evidence };
 
-	snprintf(id_s, sizeof(id_s), "%" PRId64, id);
-	snprintf(now_s, sizeof(now_s), "%" PRId64, now_ms);
-	const char *v[2] = { id_s, now_s };
-	return write_alert(c,
-			   "UPDATE alerts SET state = 'resolved', ended_at = greatest(opened_at, " TS_FROM_MS("$2")
-			   "), updated_at = now() WHERE id = $1::bigint AND state = 'open'",
-			   2, v, "could not resolve clock_skew", err, errlen);
+	return write_clock(c, host_id, &a, err, errlen);
+}
+
+int liveness_store_clock_resolve(PGconn *c, int32_t host_id, int64_t id, int64_t now_ms, char *err, size_t errlen)
+{
+	struct det_action a = { .type = DA_RESOLVE, .alert_id = id, .kind = "clock_skew", .at_ms = now_ms };
+
+	return write_clock(c, host_id, &a, err, errlen);
 }
 
 /* The "clock" object of a host with refusals but no clock_skew alert yet
@@ -286,12 +267,12 @@ int liveness_store_add_clocks(PGconn *c, json_t *hosts, const char *only_host, c
 	const char *v[1] = { only_host };
 	PGresult *r = NULL;
 	int rc = store_q(c,
-			 "SELECT d.host, a.evidence::text, d.refused_n, d.refused_at_ms, d.refused_ts_ms, "
-			 "d.refused_n > 0 AND d.refused_at_ms > d.seen_ms "
-			 "FROM detector_state d LEFT JOIN alerts a ON a.host = d.host AND a.kind = 'clock_skew' "
+			 "SELECT h.name, a.evidence::text, h.refused_n, h.refused_at_ms, h.refused_ts_ms, "
+			 "h.refused_n > 0 AND h.refused_at_ms > h.seen_ms "
+			 "FROM hosts h LEFT JOIN alerts a ON a.host_id = h.id AND a.kind = 'clock_skew' "
 			 "AND a.state = 'open' AND a.cgroup IS NULL "
-			 "WHERE (a.id IS NOT NULL OR (d.refused_n > 0 AND d.refused_at_ms > d.seen_ms)) "
-			 "AND ($1::text IS NULL OR d.host = $1) ORDER BY d.host COLLATE \"C\" LIMIT 10000",
+			 "WHERE (a.id IS NOT NULL OR (h.refused_n > 0 AND h.refused_at_ms > h.seen_ms)) "
+			 "AND ($1::text IS NULL OR h.name = $1) ORDER BY h.name COLLATE \"C\" LIMIT 10000",
 			 1, v, 0, &r, "read hosts' clocks", err, errlen);
 	if (rc != STORE_OK)
 		return rc;

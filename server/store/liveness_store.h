@@ -1,6 +1,7 @@
 /* liveness_store.h - the SQL of host_silent and clock_skew: the per-host
- * arrival, clock window and refusal columns of detector_state
- * (090_liveness.sql) and the two alert kinds that need no sample. The
+ * arrival, clock window and refusal columns of hosts (090_liveness.sql,
+ * 091_host_ownership.sql; ingest writes the first two with the host's
+ * row, store_put.c) and the two alert kinds that need no sample. The
  * rules are in server/ingest/liveness.c.
  *
  * Times of these alerts are the server's clock (they are about arrivals,
@@ -18,15 +19,6 @@
 #include <stdint.h>
 
 #include "store.h"
-
-/* A host's offset window, as stored in detector_state (090_liveness.sql).
- * LAG_NONE marks an absent minimum. */
-#define LAG_NONE INT64_MIN
-struct host_lag {
-	int64_t win_ms;		/* start of the current window (server ms), 0: none */
-	int64_t min_ms;		/* smallest arrival - ts in it, LAG_NONE when none */
-	int64_t prev_ms;	/* smallest in the window before, LAG_NONE when none */
-};
 
 /* What the tick knows about one host's clock. */
 struct clock_obs {
@@ -53,6 +45,7 @@ int store_note_refused(struct store *st, const char *host, int64_t ts_ms, int64_
 /* One host the clock tick looks at. */
 struct clock_row {
 	char *host;			/* owned */
+	int32_t host_id;
 	struct clock_obs obs;
 	int64_t alert_id;		/* its open clock_skew alert, 0 when none */
 	bool alert_refused, alert_behind;	/* what that alert says */
@@ -69,11 +62,11 @@ void liveness_store_clock_rows_free(struct clock_row *rows, size_t n);
 /* Opens (or, when one is open already, adopts) the host's clock_skew
  * alert at now_ms; rewrites an open one's severity, summary and evidence;
  * resolves one at now_ms. evidence is borrowed. */
-int liveness_store_clock_open(PGconn *c, const char *host, const char *severity, const char *summary,
-			      const json_t *evidence, int64_t now_ms, char *err, size_t errlen);
-int liveness_store_clock_update(PGconn *c, int64_t id, const char *severity, const char *summary,
-				const json_t *evidence, char *err, size_t errlen);
-int liveness_store_clock_resolve(PGconn *c, int64_t id, int64_t now_ms, char *err, size_t errlen);
+int liveness_store_clock_open(PGconn *c, int32_t host_id, const char *host, const char *severity,
+			      const char *summary, json_t *evidence, int64_t now_ms, char *err, size_t errlen);
+int liveness_store_clock_update(PGconn *c, int32_t host_id, int64_t id, const char *severity, const char *summary,
+				json_t *evidence, char *err, size_t errlen);
+int liveness_store_clock_resolve(PGconn *c, int32_t host_id, int64_t id, int64_t now_ms, char *err, size_t errlen);
 
 /* GET /api/v1/hosts and /api/v1/fleet: every host object of hosts (an
  * array of store_hosts objects, sorted by host) gets "clock": null, or the

@@ -62,6 +62,17 @@ int store_read_lag(struct store *st, double *seconds, double *bytes, char *err, 
 bool store_ping(struct store *st);
 
 /* One host of an ingest transaction, as the hook sees it. */
+/* A host's clock offset window (hosts.lag_*, 090_liveness.sql): the
+ * smallest arrival - ts over a window of arrivals. The rule is the hook's
+ * (server/ingest/liveness.c); the store keeps it with the host it owns and
+ * writes it with the host's row. LAG_NONE marks an absent minimum. */
+#define LAG_NONE INT64_MIN
+struct host_lag {
+	int64_t win_ms;		/* start of the current window (server ms), 0: none */
+	int64_t min_ms;		/* smallest arrival - ts in it, LAG_NONE when none */
+	int64_t prev_ms;	/* smallest in the window before, LAG_NONE when none */
+};
+
 struct store_hook_host {
 	const char *host;
 	int32_t host_id;
@@ -69,6 +80,7 @@ struct store_hook_host {
 	const struct sample *const *fresh;	/* its newly stored samples, ts order */
 	size_t n;
 	bool silent;		/* hosts.silent: the tick opened host_silent for it */
+	int64_t seen_ms;	/* when these samples arrived (the server's clock) */
 };
 
 /* What runs beside the storage of samples: the detector engine
@@ -102,6 +114,9 @@ struct store_hook {
 		    int64_t ovr_version, char *err, size_t errlen);
 	int (*replay)(void *ctx, PGconn *conn, void *state, int32_t host_id, const struct sample *s,
 		      char *err, size_t errlen);
+	/* samples up to newest_ts_ms arrived at now_ms: updates the host's
+	 * clock window (state as load made it, NULL without one) */
+	void (*arrive)(void *ctx, const void *state, int64_t now_ms, int64_t newest_ts_ms, struct host_lag *lag);
 };
 
 /* Sets the hook (copied) before the first store_put_samples. */

@@ -77,7 +77,7 @@ void cgcache_set(struct cgcache *cc, int32_t host_id, int version, const char *p
 
 /* A host this server owns (store_own.c): what ingest needs of it between
  * transactions, kept in memory under the host's lease (hosts.lease,
- * schema/090_host_ownership.sql). Only the thread that checked the entry
+ * schema/091_host_ownership.sql). Only the thread that checked the entry
  * out reads or writes its fields (besides name and the table's links).
  * Invariant while valid: the database holds every sample up to max_ts,
  * detector_state.last_ts_ms is ckpt_ts, rollup_5m holds the host's
@@ -104,6 +104,7 @@ struct own {
 	struct hstate enc;
 	void *hs;		/* the hook's state of the host (store_hook.load), or NULL */
 	int64_t ckpt_ts;
+	struct host_lag lag;	/* the clock window as hosts.lag_* has it */
 	struct rollup_cells cells;
 	int64_t dirty_ms;	/* clock (ms) of the first sample after the checkpoint, 0: none */
 	int64_t used_ms;	/* clock (ms) of the last check-in */
@@ -329,6 +330,19 @@ int store_metric_id(struct store *st, PGconn *c, const char *name, int32_t *id, 
 /* The id of a host name (host_names), whether or not it has samples:
  * STORE_OK, STORE_ENOTFOUND or an error. */
 int store_host_key(PGconn *c, const char *host, int32_t *id, char *err, size_t errlen);
+
+/* Adding hosts, autocommitted: the names of a text[] ($1) get ids from
+ * host_ids (two servers adding one name race on host_names' key, and one
+ * id wins), then rows in hosts (ids $1, names $2), without samples until
+ * ingest writes some (a host row without samples is invisible to the API). */
+#define HOST_NAMES_ADD_SQL                                                                             \
+	"INSERT INTO host_names (name, id) SELECT x, nextval('host_ids') FROM unnest($1::text[]) AS x "   \
+	"ORDER BY x COLLATE \"C\" ON CONFLICT (name) DO NOTHING"
+#define HOSTS_ADD_SQL                                                                                  \
+	"INSERT INTO hosts (id, name) SELECT * FROM unnest($1::int[], $2::text[]) ON CONFLICT (id) DO NOTHING"
+
+/* The id of host, adding the host (as above) when it has none. */
+int store_host_add(PGconn *c, const char *host, int32_t *id, char *err, size_t errlen);
 
 /* Host id by name, of a host with samples: STORE_OK, STORE_ENOTFOUND or an
  * error. */

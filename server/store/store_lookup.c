@@ -4,6 +4,7 @@
 #include "store_internal.h"
 
 #include "dict.h"
+#include "pgarr.h"
 
 #include <stdio.h>
 
@@ -48,6 +49,40 @@ int store_host_key(PGconn *c, const char *host, int32_t *id, char *err, size_t e
 	*id = store_get_i32(r, 0, 0);
 	PQclear(r);
 	return STORE_OK;
+}
+
+int store_host_add(PGconn *c, const char *host, int32_t *id, char *err, size_t errlen)
+{
+	struct cbuf names, ids;
+	int rc = store_host_key(c, host, id, err, errlen);
+
+	if (rc != STORE_OK && rc != STORE_ENOTFOUND)
+		return rc;
+	cbuf_init(&names);
+	cbuf_init(&ids);
+	if (arr_begin(&names) | arr_text(&names, host) | arr_end(&names)) {
+		rc = STORE_EINTERNAL;
+		goto nomem;
+	}
+	const char *np[1] = { (const char *)names.p };
+	if (rc == STORE_ENOTFOUND &&
+	    ((rc = store_q(c, HOST_NAMES_ADD_SQL, 1, np, 0, NULL, "add the host", err, errlen)) != STORE_OK ||
+	     (rc = store_host_key(c, host, id, err, errlen)) != STORE_OK))
+		goto out;
+	/* its row too: a name added by a server that stopped before adding it */
+	if (arr_begin(&ids) | arr_num(&ids, *id) | arr_end(&ids)) {
+		rc = STORE_EINTERNAL;
+		goto nomem;
+	}
+	const char *hp[2] = { (const char *)ids.p, (const char *)names.p };
+	rc = store_q(c, HOSTS_ADD_SQL, 2, hp, 0, NULL, "add the host", err, errlen);
+	goto out;
+nomem:
+	snprintf(err, errlen, "could not add the host: out of memory");
+out:
+	cbuf_release(&names);
+	cbuf_release(&ids);
+	return rc;
 }
 
 int store_host_id(PGconn *c, const char *host, int32_t *id, int64_t *last_ts, char *err, size_t errlen)

@@ -27,6 +27,8 @@
  * Several callers' requests may share one transaction: store_gc.c.
  */
 #include "store_internal.h"
+#include "store_health.h"
+#include "timeparse.h"
 
 #include "dict.h"
 #include "pgarr.h"
@@ -62,6 +64,7 @@ struct hreq {
 	bool newid;		/* its entry had no id yet */
 	const struct item *last_in;	/* its newest in-order fresh sample, NULL: none */
 	bool silent;
+	struct host_lag lag;	/* e->lag after this transaction's arrival */
 	PGresult *upd;		/* its row update's answer */
 	char *labels;		/* the newest fresh sample's labels as compact JSON, sorted */
 	bool meta;		/* its descriptive fields are new: a host_meta row was sent */
@@ -90,6 +93,7 @@ struct put {
 	uint32_t *cgids;	/* the items' cgroup ids */
 	struct rollup_ctx rx;	/* the rollup slots' metric ids */
 	bool mutated;		/* entries changed: a failure resets them */
+	int64_t now_ms;		/* the samples' arrival (the server's clock) */
 	int64_t ovr_version;	/* detector_overrides_version.v, -1 unknown */
 };
 
@@ -182,9 +186,7 @@ static int resolve_ids(struct put *p)
 	 * same name race on host_names' key: one id wins) */
 	const char *prm[1] = { (const char *)names.p };
 	if ((size_t)found < nmiss &&
-	    ((rc = store_q(p->c, "INSERT INTO host_names (name, id) SELECT x, nextval('host_ids') "
-			   "FROM unnest($1::text[]) AS x ORDER BY x COLLATE \"C\" ON CONFLICT (name) DO NOTHING",
-			   1, prm, 0, NULL, "add hosts", p->err, p->errlen)) != STORE_OK ||
+	    ((rc = store_q(p->c, HOST_NAMES_ADD_SQL, 1, prm, 0, NULL, "add hosts", p->err, p->errlen)) != STORE_OK ||
 	     lookup_ids(p, (const char *)names.p, &rc) < 0))
 		goto out;
 	/* their rows, unless there (a host this server had not seen yet) */
@@ -198,8 +200,7 @@ static int resolve_ids(struct put *p)
 	bad |= arr_end(&ids) | arr_end(&nm);
 	if (!bad) {
 		const char *hp[2] = { (const char *)ids.p, (const char *)nm.p };
-		rc = store_q(p->c, "INSERT INTO hosts (id, name) SELECT * FROM unnest($1::int[], $2::text[]) "
-			     "ON CONFLICT (id) DO NOTHING", 2, hp, 0, NULL, "add hosts", p->err, p->errlen);
+		rc = store_q(p->c, HOSTS_ADD_SQL, 2, hp, 0, NULL, "add hosts", p->err, p->errlen);
 	}
 	cbuf_release(&ids);
 	cbuf_release(&nm);
@@ -308,7 +309,8 @@ static const char host_sql[] =
 	"kernel = CASE WHEN $6::bool THEN $8::text ELSE kernel END, "
 	"agent_version = CASE WHEN $6::bool THEN $9::text ELSE agent_version END, "
 	"labels = CASE WHEN $6::bool THEN $10::jsonb ELSE labels END, "
-	"ncgroups = CASE WHEN $6::bool THEN $11::int ELSE ncgroups END "
+	"ncgroups = CASE WHEN $6::bool THEN $11::int ELSE ncgroups END, "
+	"seen_ms = $12::bigint, lag_win_ms = $13::bigint, lag_min_ms = $14::bigint, lag_prev_ms = $15::bigint "
 	"WHERE id = $2::int AND lease = $1::bigint "
 	"RETURNING silent, (SELECT v FROM detector_overrides_version)";
 
@@ -327,7 +329,7 @@ static const char meta_sql[] =
  * ones recorded (a new kernel, agent or labels: rare). */
 static int send_host(struct put *p, struct hreq *h, const char *lease)
 {
-	char id[16], first[24], last[24], n[24], ncg[16];
+	char id[16], first[24], last[24], n[24], ncg[16], seen[24], lw[24], lm[24], lp[24];
 	const struct sample *s = h->newest;
 
 	h->nfresh = 0;
@@ -358,9 +360,18 @@ static int send_host(struct put *p, struct hreq *h, const char *lease)
 	snprintf(last, sizeof(last), "%lld", (long long)s->ts_ms);
 	snprintf(n, sizeof(n), "%zu", h->nfresh);
 	snprintf(ncg, sizeof(ncg), "%zu", s->ncg);
-	const char *prm[11] = { lease, id, first, last, n, newer ? "t" : "f", s->boot_id, s->kernel,
-				s->agent_version, labels ? labels : "{}", ncg };
-	int rc = store_q_prep_keep(p->c, STORE_PREP_HOST, host_sql, 11, prm, NULL, NULL, 0, &h->upd,
+	/* the arrival: host_silent and clock_skew go by it (liveness.h) */
+	h->lag = h->e->lag;
+	if (p->st->hook.arrive)
+		p->st->hook.arrive(p->st->hook.ctx, h->e->hs, p->now_ms, s->ts_ms, &h->lag);
+	snprintf(seen, sizeof(seen), "%lld", (long long)p->now_ms);
+	snprintf(lw, sizeof(lw), "%lld", (long long)h->lag.win_ms);
+	snprintf(lm, sizeof(lm), "%lld", (long long)h->lag.min_ms);
+	snprintf(lp, sizeof(lp), "%lld", (long long)h->lag.prev_ms);
+	const char *prm[15] = { lease, id, first, last, n, newer ? "t" : "f", s->boot_id, s->kernel,
+				s->agent_version, labels ? labels : "{}", ncg, seen, lw,
+				h->lag.min_ms == LAG_NONE ? NULL : lm, h->lag.prev_ms == LAG_NONE ? NULL : lp };
+	int rc = store_q_prep_keep(p->c, STORE_PREP_HOST, host_sql, 15, prm, NULL, NULL, 0, &h->upd,
 				   "update the host", p->err, p->errlen);
 	const struct own *e = h->e;
 	h->meta = newer && (!e->meta_known || str_differs(e->kernel, s->kernel) ||
@@ -1048,6 +1059,8 @@ static void publish(struct put *p)
 	}
 	for (size_t i = 0; i < p->nh; i++) {
 		struct hreq *h = &p->hosts[i];
+		if (h->nfresh)
+			h->e->lag = h->lag;
 		if (h->last_in && remember_cgroups(p, h) < 0)
 			own_free_cgs_of(h->e);	/* only a shortcut: resolved again next time */
 		if (h->meta) {
@@ -1110,7 +1123,7 @@ static int run_hook(struct put *p, const struct sample **fresh, struct store_hoo
 		if (!h->nfresh)
 			continue;
 		hh[nh] = (struct store_hook_host){ .host = h->name, .host_id = h->id, .state = h->e->hs,
-						   .fresh = &fresh[nf], .silent = h->silent };
+						   .fresh = &fresh[nf], .silent = h->silent, .seen_ms = p->now_ms };
 		for (size_t i = h->first; i < h->end; i++)
 			if (!p->items[i].dup)
 				fresh[nf++] = p->items[i].s;
@@ -1119,8 +1132,11 @@ static int run_hook(struct put *p, const struct sample **fresh, struct store_hoo
 	}
 	if (!nh)
 		return STORE_OK;
+	/* a hook says only -1: its statement's SQLSTATE tells a full disk or a
+	 * read-only database (retry later) from a bug */
 	if (hk->feed(hk->ctx, p->c, hh, nh, p->ovr_version, p->err, p->errlen) != 0)
-		return PQstatus(p->c) == CONNECTION_OK ? STORE_EINTERNAL : STORE_EUNAVAIL;
+		return PQstatus(p->c) == CONNECTION_OK && !store_unavailable_state(store_conn_fail_state(p->c))
+			       ? STORE_EINTERNAL : STORE_EUNAVAIL;
 	return STORE_OK;
 }
 
@@ -1148,6 +1164,7 @@ static int run_once(struct put *p, const struct sample **fresh, struct store_hoo
 	int rc;
 	bool begun = false;
 
+	p->now_ms = time_now_ms();
 	for (size_t i = 0; i < p->nh; i++)
 		p->hosts[i].id = p->hosts[i].e->host_id;
 	if ((rc = resolve_ids(p)) != STORE_OK)
@@ -1261,6 +1278,8 @@ int store_run_tx(struct store *st, struct putreq **reqs, size_t nreq, bool *fina
 				reqs[p.items[i].req]->nfresh++;
 	}
 out:
+	/* /healthz and /metrics: do writes fail, and why (store_health.h) */
+	store_health_note_write(rc, p.c ? store_conn_fail_state(p.c) : NULL, err);
 	if (p.c)
 		db_pool_put(st->pool, p.c, rc == STORE_EUNAVAIL);
 	try_release(&p);

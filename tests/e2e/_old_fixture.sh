@@ -32,6 +32,11 @@ old_fixture_check() {
 	for f in hosts:/api/v1/hosts "alerts:/api/v1/alerts?state=all&limit=1000" overrides:/api/v1/overrides \
 		"silences:/api/v1/silences?all=1"; do
 		check_eq "$(ask "${f#*:}")" 200 "${f%%:*} answered"
+		if [ "${f%%:*}" = hosts ]; then
+			# "clock" came after these answers: no host of them has one
+			check_eq "$(jq -c '[.hosts[].clock] | unique' "$E2E_DIR/got.json")" "[null]" "hosts: no clock to report"
+			jq 'del(.hosts[].clock)' "$E2E_DIR/got.json" >"$E2E_DIR/got.tmp" && mv "$E2E_DIR/got.tmp" "$E2E_DIR/got.json"
+		fi
 		check "${f%%:*}: as before the migrations" same_json "$OLD_FIX/${f%%:*}.json" "$E2E_DIR/got.json"
 	done
 	for h in old-a old-b old-c; do

@@ -127,7 +127,10 @@ req GET "/api/v1/alerts?host=behind-20d&kind=clock_skew"
 check_jq '(.alerts[0].summary | test("clock 20 d 0 h behind"))' "behind-20d's clock_skew says 20 d 0 h behind"
 req GET "/api/v1/alerts?host=fast-2m&kind=clock_skew"
 check_jq '(.alerts[0].summary | test("clock 2 min [0-9]+ s ahead|clock 1 min 59 s ahead"))' "fast-2m's clock_skew says 2 min ahead"
-check_eq "$(e2e_psql "SELECT count(*) FROM alerts WHERE host = 'right'")" 0 "the host with a right clock: no alert"
+# (it stopped posting with the others: a host_silent of it after the scaled
+# 6 s is right, when this check comes late on a loaded machine)
+check_eq "$(e2e_psql "SELECT count(*) FROM alerts WHERE host = 'right' AND kind <> 'host_silent'")" 0 \
+	"the host with a right clock: no clock_skew"
 req GET /api/v1/fleet
 check_jq '[.hosts[] | select(.host == "behind-2h") | select(.stale == false and .clock.clock == "behind")] | length == 1' \
 	"the fleet: behind-2h is not stale (its newest sample is 2 h old by its own clock) and shows its clock"

@@ -186,14 +186,14 @@ static void test_lifecycle(PGconn *c)
 
 	server_start(&sv);
 	CHECK_INT(batch(&sv, &t, 3, 0), STORE_OK);
-	CHECK_INT(batch(&sv, &t, 2, 1), STORE_OK);	/* two hits */
+	CHECK_INT(batch(&sv, &t, 1, 1), STORE_OK);	/* one critical hit */
 	CHECK_INT(count(c, "SELECT count(*) FROM alerts"), 0);
 	/* the server restarts between requests: the state is checkpointed */
 	server_stop(&sv);
 	CHECK(count(c, "SELECT length(state) FROM detector_state d JOIN hosts h ON h.id = d.host_id "
 		       "WHERE h.name = 'db-07'") > 0);
 	server_start(&sv);
-	CHECK_INT(batch(&sv, &t, 1, 1), STORE_OK);	/* third hit: opens */
+	CHECK_INT(batch(&sv, &t, 1, 1), STORE_OK);	/* the second, 20 s of critical evidence: opens */
 	json_t *a = query(c, "db-07", "thrash", "open", INT64_MIN, INT64_MAX, 100);
 	json_t *arr = json_object_get(a, "alerts");
 	CHECK_INT(json_array_size(arr), 1);
@@ -394,10 +394,11 @@ static void test_silent(PGconn *c)
 	server_start(&sv);
 	CHECK_INT(batch(&sv, &t, 2, 0), STORE_OK);
 	struct detect_engine *eng = sv.eng;
-	int64_t last = (int64_t)llround(t.ts * 1000);
-	/* hosts that posted long ago (the other tests') are silent too */
+	int64_t seen = count(c, "SELECT seen_ms FROM hosts WHERE name = 'quiet'");
+	CHECK(seen > (int64_t)(T0 * 1000) + 365LL * 86400 * 1000 / 2);	/* the arrival, not the sample time */
+	/* the other tests' hosts are not judged here */
 	exec_sql(c, "UPDATE hosts SET silent = true WHERE name <> 'quiet'");
-	CHECK_INT(detect_tick(eng, c, last + 20000, err, sizeof(err)), 0);
+	CHECK_INT(detect_tick(eng, c, seen + 20000, true, err, sizeof(err)), 0);
 	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE kind = 'host_silent'"), 0);
 	/* inside the grace period (judge_silence false) nobody is silent */
 	CHECK_INT(detect_tick(eng, c, seen + 61000, false, err, sizeof(err)), 0);
@@ -409,12 +410,22 @@ static void test_silent(PGconn *c)
 	CHECK_INT(json_array_size(json_object_get(a, "alerts")), 1);
 	CHECK_INT(json_integer_value(json_object_get(json_object_get(al, "evidence"), "silent_s")), 61);
 	json_decref(a);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE kind = 'host_silent' AND started_at = "
+			   "'epoch'::timestamptz + (SELECT seen_ms FROM hosts WHERE name = 'quiet') "
+			   "* interval '1 millisecond'"), 1);
+	CHECK_INT(count(c, "SELECT count(*) FROM notify_outbox o JOIN alerts a ON a.id = o.alert_id "
+			   "WHERE a.kind = 'host_silent' AND o.event = 'open'"), 1);
 	CHECK_INT(count(c, "SELECT count(*) FROM hosts WHERE name = 'quiet' AND silent"), 1);
-	/* the host posts again: resolved at that sample's time */
+	/* the host posts again: resolved at its arrival, which is before this
+	 * test's future tick: clamped, never before the alert opened */
 	CHECK_INT(batch(&sv, &t, 1, 0), STORE_OK);
 	CHECK_INT(count(c, "SELECT count(*) FROM hosts WHERE name = 'quiet' AND silent"), 0);
 	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE kind = 'host_silent' AND state = 'resolved' "
-			   "AND ended_at = 'epoch'::timestamptz + interval '1764518430 seconds'"), 1);
+			   "AND ended_at = opened_at"), 1);
+	/* and the table itself refuses an alert that ends before it opened */
+	PGresult *r = PQexec(c, "UPDATE alerts SET ended_at = opened_at - interval '1 s' WHERE kind = 'host_silent'");
+	CHECK_STR(PQresultErrorField(r, PG_DIAG_SQLSTATE), "23514");
+	PQclear(r);
 	server_stop(&sv);
 }
 
