@@ -21,6 +21,19 @@ void body_init_budget(struct body *b, size_t limit, struct membudget *mb, size_t
 	b->per_byte = per_byte ? per_byte : 1;
 }
 
+void body_expect(struct body *b, const char *content_length)
+{
+	char *end;
+	unsigned long long n;
+
+	if (!content_length || *content_length < '0' || *content_length > '9')
+		return;
+	errno = 0;
+	n = strtoull(content_length, &end, 10);
+	if (errno == 0 && *end == '\0' && n <= b->limit)
+		b->expect = (size_t)n;
+}
+
 int body_append(struct body *b, const char *data, size_t len)
 {
 	if (b->too_big || len > b->limit - b->len) {
@@ -28,7 +41,7 @@ int body_append(struct body *b, const char *data, size_t len)
 		return BODY_ETOOBIG;
 	}
 	if (b->len + len + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 16384;
+		size_t cap = b->cap ? b->cap : b->expect >= 16384 ? b->expect + 1 : 16384;
 		while (cap < b->len + len + 1)
 			cap *= 2;
 		if (cap > b->limit + 1)

@@ -34,7 +34,13 @@ struct body {
 	struct membudget *mb;	/* not owned; NULL: no budget */
 	size_t per_byte;	/* bytes reserved per byte of capacity */
 	size_t held;		/* bytes reserved from mb (cap * per_byte) */
+	size_t expect;		/* the declared length (Content-Length), 0 unknown */
 };
+
+/* The body is expected to be n bytes (its Content-Length): the buffer is
+ * sized for it at the first append rather than grown by doubling (each
+ * growth copies what came so far). Ignored over the limit. */
+void body_expect(struct body *b, const char *content_length);
 
 /* A body with no budget (small admin bodies). */
 void body_init(struct body *b, size_t limit);

@@ -221,6 +221,7 @@ enum MHD_Result ingest_begin(struct request *rq)
 	 * body's inflated copy reserves the parse instead (ingest_finish) */
 	body_init_budget(&rq->body, cfg->max_body, app->inflight,
 		  rq->encoding == 1 ? 1 : 1 + INGEST_PARSE_BYTES_PER_BYTE);
+	body_expect(&rq->body, MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Content-Length"));
 	return MHD_YES;
 }
 
