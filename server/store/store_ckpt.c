@@ -72,7 +72,7 @@ int store_ckpt_write(struct store *st, PGconn *c, struct own *const *e, size_t n
 	for (size_t i = 0; i < n; i++) {
 		if (!res[i] || PQntuples(res[i]) != 1)
 			continue;	/* moved on elsewhere: not ours to write */
-		if ((rc = rollup_cells_write(e[i]->cells.c, e[i]->cells.n, c, err, errlen)) != STORE_OK)
+		if ((rc = rollup_cells_write_routed(e[i]->cells.c, e[i]->cells.n, c, st->citus, err, errlen)) != STORE_OK)
 			goto out;
 	}
 	if ((rc = store_commit(c, err, errlen)) != STORE_OK)

@@ -219,7 +219,8 @@ int store_result(PGconn *c, PGresult *r, PGresult **out, const char *what, char 
 /* Statements run as prepared statements (store_sql.c): the big ingest
  * ones, whose parse and plan cost PostgreSQL more than running them. */
 enum store_prep_id {
-	STORE_PREP_WRITE, STORE_PREP_ROLLUP,
+	STORE_PREP_WRITE, STORE_PREP_ROLLUP, STORE_PREP_ROLLUP1,
+	STORE_PREP_ROW1,	/* one sample's row as INSERT ... VALUES (Citus) */
 	STORE_PREP_HOST,	/* an ingest transaction's lease-checked host row update */
 	STORE_PREP_CGTOUCH,	/* cgroups' last-seen times */
 	STORE_PREP_META,	/* a host_meta row */
@@ -267,6 +268,10 @@ int store_q_prep_keep(PGconn *c, enum store_prep_id id, const char *sql, int npa
  * waiting, as store_q_prep_keep (keep may be NULL). */
 int store_q_send(PGconn *c, const char *sql, int nparams, const char *const *params, PGresult **keep,
 		 const char *what, char *err, size_t errlen);
+
+/* store_q_send with per-parameter lengths and formats (1: binary). */
+int store_q_send_fmt(PGconn *c, const char *sql, int nparams, const char *const *params, const int *lengths,
+		     const int *formats, PGresult **keep, const char *what, char *err, size_t errlen);
 
 /* Reads the results of the commands waiting on c and leaves pipeline mode
  * (a no-op when none wait). Returns the first failure's STORE_E* code with

@@ -896,6 +896,71 @@ static const char rows_sql[] =
 	"INSERT INTO samples (host_id, boot, kf, ts_ms, d, c) SELECT * FROM "
 	"unnest($1::int[], $2::smallint[], $3::bool[], $4::bigint[], $5::bytea[], $6::bytea[])";
 
+/* On Citus the rows go as INSERT ... VALUES: an INSERT ... SELECT from
+ * unnest is executed by pulling the rows to the coordinator and copying
+ * them to the shard (several round trips to the worker); VALUES is routed
+ * to the host's shard in one. ROWS_PER_VALUES rows a statement. */
+#define ROWS_PER_VALUES 32
+
+struct vrow {
+	int32_t host;
+	int boot;
+	bool kf;
+	int64_t ts;
+	uint8_t *d, *c;		/* owned; c NULL without cgroups */
+	size_t dlen, clen;
+};
+
+static int send_values(struct put *p, const struct vrow *r, size_t n)
+{
+	struct cbuf sql;
+	const char *prm[6 * ROWS_PER_VALUES];
+	int lens[6 * ROWS_PER_VALUES], fmts[6 * ROWS_PER_VALUES];
+	char num[4 * ROWS_PER_VALUES][24];
+	int rc = STORE_OK;
+
+	for (size_t from = 0; from < n && rc == STORE_OK; from += ROWS_PER_VALUES) {
+		size_t k = n - from < ROWS_PER_VALUES ? n - from : ROWS_PER_VALUES;
+		cbuf_init(&sql);
+		static const char head[] = "INSERT INTO samples (host_id, boot, kf, ts_ms, d, c) VALUES ";
+		int bad = cbuf_put(&sql, head, sizeof(head) - 1);
+		for (size_t i = 0; i < k && !bad; i++) {
+			const struct vrow *x = &r[from + i];
+			int b = (int)(6 * i);
+			char tup[160];
+			snprintf(tup, sizeof(tup), "%s($%d::int, $%d::smallint, $%d::bool, $%d::bigint, $%d::bytea, $%d::bytea)",
+				 i ? ", " : "", b + 1, b + 2, b + 3, b + 4, b + 5, b + 6);
+			bad |= cbuf_put(&sql, tup, strlen(tup));
+			snprintf(num[4 * i], 24, "%d", x->host);
+			snprintf(num[4 * i + 1], 24, "%d", x->boot);
+			snprintf(num[4 * i + 2], 24, "%s", x->kf ? "t" : "f");
+			snprintf(num[4 * i + 3], 24, "%lld", (long long)x->ts);
+			for (int j = 0; j < 4; j++) {
+				prm[b + j] = num[4 * i + (size_t)j];
+				lens[b + j] = 0;
+				fmts[b + j] = 0;
+			}
+			prm[b + 4] = (const char *)x->d;
+			lens[b + 4] = (int)x->dlen;
+			fmts[b + 4] = 1;
+			prm[b + 5] = (const char *)x->c;
+			lens[b + 5] = (int)x->clen;
+			fmts[b + 5] = 1;
+		}
+		bad |= cbuf_put(&sql, "", 1);
+		if (bad)
+			rc = oom(p);
+		else if (k == 1)	/* the usual one: prepared */
+			rc = store_q_prep_send(p->c, STORE_PREP_ROW1, (const char *)sql.p, 6, prm, lens, fmts, 0,
+					       "store samples", p->err, p->errlen);
+		else
+			rc = store_q_send_fmt(p->c, (const char *)sql.p, (int)(6 * k), prm, lens, fmts, NULL,
+					      "store samples", p->err, p->errlen);
+		cbuf_release(&sql);
+	}
+	return rc;
+}
+
 static const char touch_sql[] =
 	"UPDATE cgroups SET last_ts_ms = t.ts FROM unnest($1::int[], $2::bigint[]) AS t(id, ts) "
 	"WHERE cgroups.id = t.id AND cgroups.last_ts_ms < t.ts";
@@ -909,6 +974,10 @@ static int insert_rows(struct put *p)
 	struct hstate cur;
 	int rc = STORE_OK;
 	size_t nrows = 0, ntouch = 0;
+	struct vrow *vr = p->st->citus ? calloc(p->n, sizeof(*vr)) : NULL;
+
+	if (p->st->citus && !vr)
+		return oom(p);
 	int64_t now = store_clock_ms();
 
 	hstate_init(&cur);
@@ -949,11 +1018,24 @@ static int insert_rows(struct put *p)
 			}
 			if (encode_row(&cur, base, off, &d, &c) < 0)
 				goto nomem;
-			if (arr_num(&a_h, h->id) < 0 || arr_num(&a_b, it->boot) < 0 ||
-			    arr_sep(&a_k) < 0 || cbuf_put(&a_k, kf ? "t" : "f", 1) < 0 ||
-			    arr_num(&a_t, s->ts_ms) < 0 || pgbin_bytea_add(&a_d, d.p, d.len) < 0 ||
-			    pgbin_bytea_add(&a_c, s->ncg ? c.p : NULL, c.len) < 0)
+			if (vr) {
+				struct vrow *x = &vr[nrows];
+				*x = (struct vrow){ h->id, it->boot, kf, s->ts_ms, malloc(d.len ? d.len : 1), NULL, d.len, 0 };
+				if (!x->d)
+					goto nomem;
+				memcpy(x->d, d.p, d.len);
+				if (s->ncg) {
+					if (!(x->c = malloc(c.len ? c.len : 1)))
+						goto nomem;
+					memcpy(x->c, c.p, c.len);
+					x->clen = c.len;
+				}
+			} else if (arr_num(&a_h, h->id) < 0 || arr_num(&a_b, it->boot) < 0 ||
+				   arr_sep(&a_k) < 0 || cbuf_put(&a_k, kf ? "t" : "f", 1) < 0 ||
+				   arr_num(&a_t, s->ts_ms) < 0 || pgbin_bytea_add(&a_d, d.p, d.len) < 0 ||
+				   pgbin_bytea_add(&a_c, s->ncg ? c.p : NULL, c.len) < 0) {
 				goto nomem;
+			}
 			nrows++;
 			if (!inorder)
 				continue;	/* late: not rolled up (docs/design.md "Rollups") */
@@ -989,8 +1071,9 @@ static int insert_rows(struct put *p)
 	int fmts[6] = { [4] = 1, [5] = 1 };
 	/* sent without waiting: the results come back with the hook's first
 	 * statement or COMMIT (store_sql.c) */
-	rc = store_q_prep_send(p->c, STORE_PREP_WRITE, rows_sql, 6, prm, lens, fmts, 0, "store samples",
-			       p->err, p->errlen);
+	rc = vr ? send_values(p, vr, nrows)
+		: store_q_prep_send(p->c, STORE_PREP_WRITE, rows_sql, 6, prm, lens, fmts, 0, "store samples",
+				    p->err, p->errlen);
 	if (rc == STORE_OK && ntouch) {
 		const char *tp[2] = { (const char *)t_id.p, (const char *)t_ts.p };
 		rc = store_q_prep_send(p->c, STORE_PREP_CGTOUCH, touch_sql, 2, tp, NULL, NULL, 0,
@@ -1000,6 +1083,11 @@ static int insert_rows(struct put *p)
 nomem:
 	rc = oom(p);
 out:
+	for (size_t i = 0; vr && i < p->n; i++) {
+		free(vr[i].d);
+		free(vr[i].c);
+	}
+	free(vr);
 	hstate_release(&cur);
 	for (int i = 0; i < 10; i++)
 		cbuf_release(bufs[i]);

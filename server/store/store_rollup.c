@@ -221,12 +221,51 @@ static int put_dbl(struct cbuf *b, bool first, bool none, double v)
  * the input function and parses an array literal per parameter, and with
  * one or a few cells per ingest transaction 136 such conversions would be
  * most of the statement's cost (pg_stat_statements, docs/scaling.md). */
+static int write_cells(const struct rollup_cell *cells, size_t ncells, PGconn *c, enum store_prep_id id,
+		       const char *sql, char *err, size_t errlen);
+
 static char write_sql[32768];
+/* On Citus: one cell per statement, VALUES of the same 8 parameters (one
+ * row each of the 2-D arrays): an INSERT ... SELECT from unnest runs by
+ * pulling the rows to the coordinator; VALUES is routed to the host's
+ * shard. */
+static char write1_sql[32768];
 static pthread_once_t write_once = PTHREAD_ONCE_INIT;
+
+static size_t put_merge(char *sql, size_t o, size_t cap)
+{
+	o += (size_t)snprintf(sql + o, cap - o,
+			      " ON CONFLICT (host_id, cgroup_id, bucket_ms) DO UPDATE SET n = r.n + excluded.n");
+	for (int i = 0; i < ROLLUP_NSLOT; i++)
+		o += (size_t)snprintf(sql + o, cap - o,
+				      ", n%d = r.n%d + excluded.n%d, s%d = r.s%d + excluded.s%d"
+				      ", lo%d = least(r.lo%d, excluded.lo%d), hi%d = greatest(r.hi%d, excluded.hi%d)",
+				      i, i, i, i, i, i, i, i, i, i, i, i);
+	return o;
+}
+
+static void build_write1_sql(void)
+{
+	size_t o = 0, cap = sizeof(write1_sql);
+	o += (size_t)snprintf(write1_sql + o, cap - o,
+			      "INSERT INTO rollup_5m AS r (host_id, cgroup_id, bucket_ms, n");
+	for (int i = 0; i < ROLLUP_NSLOT; i++)
+		o += (size_t)snprintf(write1_sql + o, cap - o, ", n%d, s%d, lo%d, hi%d", i, i, i, i);
+	o += (size_t)snprintf(write1_sql + o, cap - o,
+			      ") VALUES (($1::int[])[1], ($2::int[])[1], ($3::bigint[])[1], ($4::int[])[1]");
+	for (int i = 0; i < ROLLUP_NSLOT; i++)
+		o += (size_t)snprintf(write1_sql + o, cap - o,
+				      ", ($5::smallint[])[1][%d], ($6::float8[])[1][%d]"
+				      ", nullif(($7::real[])[1][%d], 'NaN'), nullif(($8::real[])[1][%d], 'NaN')",
+				      i + 1, i + 1, i + 1, i + 1);
+	o += (size_t)snprintf(write1_sql + o, cap - o, ")");
+	put_merge(write1_sql, o, cap);
+}
 
 static void build_write_sql(void)
 {
 	size_t o = 0, cap = sizeof(write_sql);
+	build_write1_sql();
 	o += (size_t)snprintf(write_sql + o, cap - o,
 			      "INSERT INTO rollup_5m AS r (host_id, cgroup_id, bucket_ms, n");
 	for (int i = 0; i < ROLLUP_NSLOT; i++)
@@ -240,25 +279,41 @@ static void build_write_sql(void)
 				      i + 1, i + 1, i + 1, i + 1);
 	o += (size_t)snprintf(write_sql + o, cap - o,
 			      " FROM unnest($1::int[], $2::int[], $3::bigint[], $4::int[]) WITH ORDINALITY "
-			      "AS u(h, c, b, n, o)"
-			      " ON CONFLICT (host_id, cgroup_id, bucket_ms) DO UPDATE SET n = r.n + excluded.n");
-	for (int i = 0; i < ROLLUP_NSLOT; i++)
-		o += (size_t)snprintf(write_sql + o, cap - o,
-				      ", n%d = r.n%d + excluded.n%d, s%d = r.s%d + excluded.s%d"
-				      ", lo%d = least(r.lo%d, excluded.lo%d), hi%d = greatest(r.hi%d, excluded.hi%d)",
-				      i, i, i, i, i, i, i, i, i, i, i, i);
+			      "AS u(h, c, b, n, o)");
+	put_merge(write_sql, o, cap);
+}
+
+int rollup_cells_write_routed(const struct rollup_cell *cells, size_t ncells, PGconn *c, bool routed, char *err,
+			      size_t errlen)
+{
+	if (!routed)
+		return rollup_cells_write(cells, ncells, c, err, errlen);
+	pthread_once(&write_once, build_write_sql);
+	for (size_t i = 0; i < ncells; i++) {
+		int rc = write_cells(&cells[i], 1, c, STORE_PREP_ROLLUP1, write1_sql, err, errlen);
+		if (rc != STORE_OK)
+			return rc;
+	}
+	return STORE_OK;
 }
 
 int rollup_cells_write(const struct rollup_cell *cells, size_t ncells, PGconn *c, char *err, size_t errlen)
+{
+	if (!ncells)
+		return STORE_OK;
+	pthread_once(&write_once, build_write_sql);
+	return write_cells(cells, ncells, c, STORE_PREP_ROLLUP, write_sql, err, errlen);
+}
+
+/* cells[0..ncells) as the 8 parameters of sql, sent without waiting. */
+static int write_cells(const struct rollup_cell *cells, size_t ncells, PGconn *c, enum store_prep_id id,
+		       const char *sql, char *err, size_t errlen)
 {
 	enum { NCOL = 8 };
 	struct cbuf b[NCOL];
 	const char *prm[NCOL];
 	int bad = 0, rc;
 
-	if (!ncells)
-		return STORE_OK;
-	pthread_once(&write_once, build_write_sql);
 	for (int k = 0; k < NCOL; k++) {
 		cbuf_init(&b[k]);
 		bad |= arr_begin(&b[k]);
@@ -287,8 +342,7 @@ int rollup_cells_write(const struct rollup_cell *cells, size_t ncells, PGconn *c
 		snprintf(err, errlen, "out of memory");
 		rc = STORE_EINTERNAL;
 	} else {
-		rc = store_q_prep_send(c, STORE_PREP_ROLLUP, write_sql, NCOL, prm, NULL, NULL, 0, "store rollups",
-				       err, errlen);
+		rc = store_q_prep_send(c, id, sql, NCOL, prm, NULL, NULL, 0, "store rollups", err, errlen);
 	}
 	for (int k = 0; k < NCOL; k++)
 		cbuf_release(&b[k]);

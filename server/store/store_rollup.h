@@ -77,6 +77,10 @@ int rollup_cells_add(struct rollup_cells *cs, const struct rollup_ctx *x, int32_
  * add up, minima and maxima combine), sent without waiting for its result
  * (store_q_prep_send). STORE_* code. */
 int rollup_cells_write(const struct rollup_cell *c, size_t n, PGconn *conn, char *err, size_t errlen);
+/* The same, one statement per cell when routed (on Citus: each routed to
+ * the cell's host's shard). */
+int rollup_cells_write_routed(const struct rollup_cell *c, size_t n, PGconn *conn, bool routed, char *err,
+			      size_t errlen);
 
 /* Creates the month partitions covering the given day numbers (outside a
  * transaction, like the raw day partitions). STORE_* code. */

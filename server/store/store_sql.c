@@ -156,7 +156,7 @@ int64_t store_get_i64(const PGresult *r, int row, int col)
 int32_t store_get_i32(const PGresult *r, int row, int col)
 {
 	uint32_t v;
-	/* an id column widened to bigint (091_host_keys.sql) whose values fit */
+	/* an id column widened to bigint (092_host_keys.sql) whose values fit */
 	if (PQgetlength(r, row, col) == 8)
 		return (int32_t)store_get_i64(r, row, col);
 	memcpy(&v, PQgetvalue(r, row, col), 4);
@@ -381,10 +381,19 @@ int store_q_prep_send(PGconn *c, enum store_prep_id id, const char *sql, int npa
 int store_q_send(PGconn *c, const char *sql, int nparams, const char *const *params, PGresult **keep,
 		 const char *what, char *err, size_t errlen)
 {
+	return store_q_send_fmt(c, sql, nparams, params, NULL, NULL, keep, what, err, errlen);
+}
+
+int store_q_send_fmt(PGconn *c, const char *sql, int nparams, const char *const *params, const int *lengths,
+		     const int *formats, PGresult **keep, const char *what, char *err, size_t errlen)
+{
 	struct prep_state *ps = state_of(c);
 
 	if (!ps) {	/* out of memory: run it now */
-		int rc = store_q(c, sql, nparams, params, 0, keep, what, err, errlen);
+		int rc = store_pipe_finish(c, NULL, err, errlen);
+		if (rc == STORE_OK)
+			rc = store_result(c, PQexecParams(c, sql, nparams, NULL, params, lengths, formats, 0), keep,
+					  what, err, errlen);
 		return rc;
 	}
 	if (ps->nq + 1 > PIPE_MAX) {
@@ -393,7 +402,7 @@ int store_q_send(PGconn *c, const char *sql, int nparams, const char *const *par
 			return rc;
 	}
 	if ((PQpipelineStatus(c) == PQ_PIPELINE_OFF && !PQenterPipelineMode(c)) ||
-	    !PQsendQueryParams(c, sql, nparams, NULL, params, NULL, NULL, 0)) {
+	    !PQsendQueryParams(c, sql, nparams, NULL, params, lengths, formats, 0)) {
 		if (err && errlen)
 			snprintf(err, errlen, "could not %s: %s", what, PQerrorMessage(c));
 		store_pipe_finish(c, NULL, NULL, 0);
