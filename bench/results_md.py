@@ -82,6 +82,11 @@ def main():
                        f"PostgreSQL {num(r.get('postgres_cpu_ms'), 0)} ms")
             out.append(f"| {query_name(r['url'])}{extra} | p50 {num(r.get('p50_ms'))} ms, "
                        f"p99 {num(r.get('p99_ms'))} ms, {num(r.get('bytes'), 0)} B{cpu} |")
+        elif p == "citus_p50":
+            out.append(f"| single-sample ingest p50, 20 cgroups, one client: one PostgreSQL against a "
+                       f"Citus coordinator and two workers on the same machine (one machine standing in "
+                       f"for several) | {num(r.get('plain_p50_ms'))} ms against {num(r.get('citus_p50_ms'))} ms "
+                       f"({num(r.get('ratio'), 2)}×) |")
         elif p == "browser":
             labels = {"fleet": "fleet view: table, states and visible sparklines drawn",
                       "fleet_interactive": "fleet view, painted and input free",

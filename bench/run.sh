@@ -26,7 +26,10 @@
 # Results: a summary on stdout, bench/out/results.json, and the same as a markdown
 # table in bench/out/results.md (bench/results_md.py; docs/benchmarks.md is that
 # table from a run on a quiet machine).
-# BENCH_PHASES (default 1,2,3,4,5) runs only the listed phases (2 needs 1);
+#  6. where Citus is installed: single-sample ingest p50 on one PostgreSQL and on a
+#     local three-node Citus cluster, back to back (bench/citus_p50.sh; one machine
+#     standing in for several).
+# BENCH_PHASES (default 1,2,3,4,5,6) runs only the listed phases (2 needs 1);
 # BENCH_PGSS=1 loads pg_stat_statements and writes phase 1's top statements
 # to bench/out/pgss-ingest.txt.
 set -euo pipefail
@@ -41,7 +44,7 @@ QHOSTS=${BENCH_QHOSTS:-1000}
 QHOURS=${BENCH_QHOURS:-24}
 RESULTS=$OUT/results.jsonl
 : >"$RESULTS"
-PHASES=${BENCH_PHASES:-1,2,3,4,5}
+PHASES=${BENCH_PHASES:-1,2,3,4,5,6}
 phase() { [[ ",$PHASES," == *",$1,"* ]]; }
 
 phase 4 || phase 5 || QHOSTS=0
@@ -215,6 +218,10 @@ fi
 if phase 5; then
 BIN="$BIN" bench/browser.sh "$DB" >>"$RESULTS"
 BENCH_PG_BASE="$BASE" BIN="$BIN" bench/compare_bench.sh >>"$RESULTS"
+fi
+# --- 6. single-sample ingest latency, one PostgreSQL against a local Citus cluster ---
+if phase 6 && scripts/citus.sh installed; then
+BIN="$BIN" bench/citus_p50.sh | python3 -c 'import json,sys; r=json.load(sys.stdin); print(json.dumps({"phase":"citus_p50",**r}))' >>"$RESULTS"
 fi
 python3 - "$RESULTS" <<'PY'
 import json, sys
