@@ -879,17 +879,23 @@ static void swap_values(struct hstate *a, struct hstate *b)
 /* ---- 5. the rows ---- */
 
 /* cgroups whose last_ts_ms is due for a refresh */
-static int touch_arrays(struct put *p, struct cbuf *ids, struct cbuf *ts, size_t *n)
+/* One host's cgroups due for a last-seen refresh, as id and ts arrays;
+ * *n gets how many. */
+static int touch_arrays(const struct put *p, int32_t host_id, struct cbuf *ids, struct cbuf *ts, size_t *n)
 {
 	*n = 0;
+	cbuf_init(ids);
+	cbuf_init(ts);
+	if (arr_begin(ids) < 0 || arr_begin(ts) < 0)
+		return -1;
 	for (size_t i = 0; i < p->ncgs; i++) {
-		if (p->cgs[i].touch == INT64_MIN)
+		if (p->cgs[i].touch == INT64_MIN || p->cgs[i].host_id != host_id)
 			continue;
 		if (arr_num(ids, p->cgs[i].id) < 0 || arr_num(ts, p->cgs[i].touch) < 0)
 			return -1;
 		(*n)++;
 	}
-	return 0;
+	return arr_end(ids) < 0 || arr_end(ts) < 0 ? -1 : 0;
 }
 
 static const char rows_sql[] =
@@ -961,19 +967,44 @@ static int send_values(struct put *p, const struct vrow *r, size_t n)
 	return rc;
 }
 
+/* One statement per host, naming it (on Citus a statement without the
+ * host's id would update every shard, in two-phase commits). */
 static const char touch_sql[] =
-	"UPDATE cgroups SET last_ts_ms = t.ts FROM unnest($1::int[], $2::bigint[]) AS t(id, ts) "
-	"WHERE cgroups.id = t.id AND cgroups.last_ts_ms < t.ts";
+	"UPDATE cgroups SET last_ts_ms = t.ts FROM unnest($2::bigint[], $3::bigint[]) AS t(id, ts) "
+	"WHERE cgroups.host_id = $1::int AND cgroups.id = t.id AND cgroups.last_ts_ms < t.ts";
+
+/* Sends the cgroup last-seen refreshes that are due, host by host. */
+static int send_touches(struct put *p)
+{
+	int rc = STORE_OK;
+
+	for (size_t hi = 0; hi < p->nh && rc == STORE_OK; hi++) {
+		struct cbuf ids, ts;
+		size_t n;
+		char hid[16];
+		if (touch_arrays(p, p->hosts[hi].id, &ids, &ts, &n) < 0) {
+			rc = oom(p);
+		} else if (n) {
+			snprintf(hid, sizeof(hid), "%d", p->hosts[hi].id);
+			const char *tp[3] = { hid, (const char *)ids.p, (const char *)ts.p };
+			rc = store_q_prep_send(p->c, STORE_PREP_CGTOUCH, touch_sql, 3, tp, NULL, NULL, 0,
+					       "refresh cgroups", p->err, p->errlen);
+		}
+		cbuf_release(&ids);
+		cbuf_release(&ts);
+	}
+	return rc;
+}
 
 /* Encodes every fresh sample against its host's newest in-order row and
  * sends the rows and the cgroup last-seen times without waiting; moves the
  * hosts' entries on (encoding state, rollup cells, newest ts). */
 static int insert_rows(struct put *p)
 {
-	struct cbuf a_h, a_b, a_k, a_t, a_d, a_c, d, c, t_id, t_ts;
+	struct cbuf a_h, a_b, a_k, a_t, a_d, a_c, d, c;
 	struct hstate cur;
 	int rc = STORE_OK;
-	size_t nrows = 0, ntouch = 0;
+	size_t nrows = 0;
 	struct vrow *vr = p->st->citus ? calloc(p->n, sizeof(*vr)) : NULL;
 
 	if (p->st->citus && !vr)
@@ -981,15 +1012,14 @@ static int insert_rows(struct put *p)
 	int64_t now = store_clock_ms();
 
 	hstate_init(&cur);
-	struct cbuf *bufs[10] = { &a_h, &a_b, &a_k, &a_t, &a_d, &a_c, &d, &c, &t_id, &t_ts };
-	for (int i = 0; i < 10; i++)
+	struct cbuf *bufs[8] = { &a_h, &a_b, &a_k, &a_t, &a_d, &a_c, &d, &c };
+	for (int i = 0; i < 8; i++)
 		cbuf_init(bufs[i]);
 	for (int i = 0; i < 4; i++)
 		if (arr_begin(bufs[i]) < 0)
 			goto nomem;
 	/* the encoded rows go as binary bytea[] (pgbin.h) */
-	if (pgbin_bytea_begin(&a_d) < 0 || pgbin_bytea_begin(&a_c) < 0 || arr_begin(&t_id) < 0 ||
-	    arr_begin(&t_ts) < 0)
+	if (pgbin_bytea_begin(&a_d) < 0 || pgbin_bytea_begin(&a_c) < 0)
 		goto nomem;
 	p->mutated = true;
 	for (size_t hi = 0; hi < p->nh; hi++) {
@@ -1062,8 +1092,7 @@ static int insert_rows(struct put *p)
 	for (int i = 0; i < 4; i++)
 		if (arr_end(bufs[i]) < 0)
 			goto nomem;
-	if (pgbin_bytea_end(&a_d) < 0 || pgbin_bytea_end(&a_c) < 0 ||
-	    touch_arrays(p, &t_id, &t_ts, &ntouch) < 0 || arr_end(&t_id) < 0 || arr_end(&t_ts) < 0)
+	if (pgbin_bytea_end(&a_d) < 0 || pgbin_bytea_end(&a_c) < 0)
 		goto nomem;
 	const char *prm[6] = { (const char *)a_h.p, (const char *)a_b.p, (const char *)a_k.p,
 			       (const char *)a_t.p, (const char *)a_d.p, (const char *)a_c.p };
@@ -1074,11 +1103,8 @@ static int insert_rows(struct put *p)
 	rc = vr ? send_values(p, vr, nrows)
 		: store_q_prep_send(p->c, STORE_PREP_WRITE, rows_sql, 6, prm, lens, fmts, 0, "store samples",
 				    p->err, p->errlen);
-	if (rc == STORE_OK && ntouch) {
-		const char *tp[2] = { (const char *)t_id.p, (const char *)t_ts.p };
-		rc = store_q_prep_send(p->c, STORE_PREP_CGTOUCH, touch_sql, 2, tp, NULL, NULL, 0,
-				       "refresh cgroups", p->err, p->errlen);
-	}
+	if (rc == STORE_OK)
+		rc = send_touches(p);
 	goto out;
 nomem:
 	rc = oom(p);
@@ -1089,7 +1115,7 @@ out:
 	}
 	free(vr);
 	hstate_release(&cur);
-	for (int i = 0; i < 10; i++)
+	for (int i = 0; i < 8; i++)
 		cbuf_release(bufs[i]);
 	return rc;
 }
