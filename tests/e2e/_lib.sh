@@ -118,19 +118,20 @@ e2e_server_start() {
 	exit 1
 }
 
-# Waits (up to 30 s) until every host's checkpoint has caught up with its
+# Waits (up to 120 s: a loaded machine's background thread may run a long
+# liveness tick first) until every host's checkpoint has caught up with its
 # newest sample: the servers keep rollups and detector state in memory and
 # write them every --checkpoint-interval (1 s here); readers of the rollups
 # see them after that.
 e2e_wait_checkpoints() {
 	local n
-	for _ in $(seq 300); do
+	for _ in $(seq 1200); do
 		n=$(e2e_psql "SELECT count(*) FROM hosts h JOIN detector_state d ON d.host_id = h.id
 			WHERE h.samples > 0 AND d.last_ts_ms < h.last_ts_ms")
 		[ "$n" = 0 ] && return 0
 		sleep 0.1
 	done
-	echo "e2e: $n host(s) still not checkpointed after 30 s" >&2
+	echo "e2e: $n host(s) still not checkpointed after 120 s" >&2
 	return 1
 }
 

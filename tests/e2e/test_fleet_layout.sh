@@ -25,6 +25,9 @@ for host in fl-a fl-bb; do
 done
 post "$(batch fl-old $((now - 10800)) 6)"
 check_status 202 "posting fl-old"
+# the fleet reads the 5-minute rollups, which the server writes with its
+# checkpoints (every second here)
+check "the hosts' rollups are written" e2e_wait_checkpoints
 # fl-old's newest sample is 3 h old but arrived just now: it is stale in the
 # fleet, not silent (host_silent goes by arrival, and waits for the grace
 # period after the server's start), so no tick changes a state between the

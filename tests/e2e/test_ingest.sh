@@ -163,7 +163,10 @@ post '"a string"'
 check_status 400 "not an object"
 post ''
 check_status 400 "empty body"
-check_eq "$(e2e_psql "SELECT count(*) FROM hosts WHERE name NOT IN ('web-01','ds-01','gz-01','old-02')")" 0 "no hostile host stored"
+check_eq "$(e2e_psql "SELECT count(*) FROM hosts WHERE name NOT IN ('web-01','ds-01','gz-01','old-02') AND samples > 0")" 0 "no hostile host stored"
+# the hosts refused for their timestamps are known without samples (clock_skew)
+check_eq "$(e2e_psql "SELECT string_agg(name || ':' || refused_n, ' ' ORDER BY name) FROM hosts WHERE samples = 0")" \
+	"old-01:1 skew-01:1" "the hosts refused for their timestamps are recorded, without samples"
 check_eq "$(e2e_psql "SELECT count(*) FROM samples")" 35 "sample rows: exactly the accepted ones"
 
 # --- routing and methods ---
