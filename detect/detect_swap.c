@@ -144,12 +144,18 @@ static void cold_anon(const struct dview *v, struct det_result *o)
 	} else {
 		return;	/* no way to tell whether anon is scanned */
 	}
+	/* anon in cgroups that may not swap is never scanned by design */
+	if (!v->is_cgroup && v->ia_noswap > 0)
+		ia = fmax(0.0, ia - v->ia_noswap);
 	bool swap_ok = !isnan(v->swap_free) && v->swap_free >= 64 * MiB && v->swappiness > 0;
 	double ia_min = fmax(64 * MiB, isnan(v->mem_ref) ? 0 : 0.05 * v->mem_ref);
 	if (!cold || !swap_ok || ia < ia_min)
 		return;
-	bool psi = !isnan(v->psi_some);
-	bool pressure = psi ? v->psi_some >= 0.05 : rf >= 4 * MiB;
+	/* the stall must be the refaults' (a trickle of refaults beside
+	 * direct compaction is not the balance's fault) */
+	enum det_psi_owner owner = det_refault_psi(v, rf, rf);
+	bool psi = owner == PSI_REFAULTS;
+	bool pressure = psi ? v->psi_some >= 0.05 : owner == PSI_NONE && rf >= 4 * MiB;
 	if (rf >= 1 * MiB && pressure)
 		o->level = (psi && (v->psi_some >= 0.25 || det_nz(v->psi_full) >= 0.10)) ? DL_CRITICAL : DL_WARNING;
 	else if (rf >= 256 * 1024)
@@ -226,6 +232,30 @@ static void over_swap(const struct dview *v, struct det_result *o)
 	else if (!isnan(steal) && steal > 0)
 		anon_share = fmin(1.0, so / steal);
 	if (!isnan(anon_share) && anon_share < 0.5)
+		return;
+	/* LRU reclaim did the swap-out: pgscan counts only in
+	 * shrink_inactive_list(); proactive pageout (DAMON_RECLAIM, MADV_PAGEOUT:
+	 * reclaim_pages() -> shrink_folio_list()) swaps out without a scan, and
+	 * is the operator's choice, not reclaim's balance */
+	double scan = v->r[C_SCAN_ALL];
+	if (!isnan(scan) && scan < 0.5 * so)
+		return;
+	/* the cache is cold: reclaim frees the file pages it scans. Pages it
+	 * scans and keeps (referenced, activated) are the file LRU's cost in
+	 * lru_note_cost(lruvec, file, nr_pageout, nr_scanned - nr_reclaimed)
+	 * and shrink_active_list()'s rotations (before 5.9 recent_rotated in
+	 * get_scan_count()): a hot cache moves the pressure to cold anon by
+	 * design. File pages kept (5.8+: pgscan_file - pgsteal_file) at least
+	 * the swap-out, or all pages kept (before: anon rotations included, so
+	 * twice) say the cache is in use. */
+	double kept = NAN, kept_need = so;
+	if (!isnan(v->r[C_SCAN_FILE]) && !isnan(sf) && !v->is_cgroup)
+		kept = v->r[C_SCAN_FILE] - sf;
+	else if (!isnan(scan) && !isnan(steal)) {
+		kept = scan - steal;
+		kept_need = 2 * so;
+	}
+	if (!isnan(kept) && kept >= kept_need)
 		return;
 	double scan_a = v->r[C_SCAN_ANON], scan_f = v->r[C_SCAN_FILE];
 	double scan_ratio = (!v->is_cgroup && !isnan(scan_a) && !isnan(scan_f) && scan_f > 0) ? scan_a / scan_f : NAN;
