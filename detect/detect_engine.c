@@ -705,7 +705,11 @@ int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct
 	double ps = (double)ps_i;
 	int64_t dt_ms = h->last_ts_ms ? ts - h->last_ts_ms : 0;
 	bool rebooted = h->last_ts_ms && boot && h->boot_hash && boot != h->boot_hash;
-	bool gap = dt_ms > rate_gap_limit_ms(det_host_interval_ms(h));
+	/* With no interval_s and no interval measured yet (interval_s is
+	 * optional), there is nothing to call a gap against: the first
+	 * interval is the measure (a 120 s agent would otherwise never get
+	 * past the 60 s minimum) */
+	bool gap = det_host_interval_ms(h) > 0 && dt_ms > rate_gap_limit_ms(det_host_interval_ms(h));
 	if (dt_ms > 0 && !gap)
 		h->interval_est_ms = rate_interval_estimate(h->interval_est_ms, dt_ms);
 
