@@ -180,7 +180,7 @@ static void cold_anon(const struct dview *v, struct det_result *o)
 	kbug_verdict(KB_COLD_ANON, &v->kernel, kb, sizeof(kb));
 	const char *why = "";
 	if (kver_known(&v->kernel) && kver_cmp(&v->kernel, 5, 5) >= 0)
-		why = "; on this kernel file-only reclaim is cache_trim_mode (5.5+, b910718a948a: inactive "
+		why = "; on this kernel file-only reclaim is cache_trim_mode (5.5+, b91ac374346b: inactive "
 		      "file plentiful and no refault seen at the reclaim root), which use-once-looking "
 		      "cache keeps on";
 	else if (kver_known(&v->kernel) && kver_cmp(&v->kernel, 5, 3) >= 0)
