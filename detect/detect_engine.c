@@ -627,8 +627,20 @@ static void dedup(struct det_host *h)
 		if (!any_cg || hs->lv[kind] < DL_WARNING)
 			continue;
 		bool cg_reclaim = !isnan(hs->view.global_share) && hs->view.global_share < 0.25;
-		if (cg_reclaim || max_cg >= 0.5 * hs->mag[kind])
+		if (cg_reclaim || max_cg >= 0.5 * hs->mag[kind]) {
 			hs->lv[kind] = hs->k[kind].phase == PH_OPEN ? DL_SUSTAIN : DL_CLEAR;
+			continue;
+		}
+		/* The host keeps a host-wide signature (CONTRACT.md §3): machine-
+		 * wide reclaim spread over cgroups that have no limit of their own
+		 * is one signature, not one per cgroup (8 unlimited pods each with
+		 * an eighth of a node's thrash). A cgroup at its own limit keeps
+		 * its alert: that reclaim is its own. */
+		for (size_t i = 1; i < h->nsc; i++) {
+			struct scope *p = &h->sc[i];
+			if (p->seen && p->lv[kind] >= DL_WARNING && !p->view.mem_limited)
+				p->lv[kind] = p->k[kind].phase == PH_OPEN ? DL_SUSTAIN : DL_CLEAR;
+		}
 	}
 }
 
