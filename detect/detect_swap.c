@@ -179,7 +179,11 @@ static void cold_anon(const struct dview *v, struct det_result *o)
 	char kb[640];
 	kbug_verdict(KB_COLD_ANON, &v->kernel, kb, sizeof(kb));
 	const char *why = "";
-	if (kver_known(&v->kernel) && kver_cmp(&v->kernel, 5, 5) >= 0)
+	if (v->mglru)
+		why = "; with the multi-gen LRU on, reclaim at the root goes to lru_gen_shrink_node() "
+		      "(get_scan_count() and cache_trim_mode are not used): its anon/file balance follows "
+		      "swappiness and the generations' refault tiers";
+	else if (kver_known(&v->kernel) && kver_cmp(&v->kernel, 5, 5) >= 0)
 		why = "; on this kernel file-only reclaim is cache_trim_mode (5.5+, b91ac374346b: inactive "
 		      "file plentiful and no refault seen at the reclaim root), which use-once-looking "
 		      "cache keeps on";
@@ -296,6 +300,10 @@ static void over_swap(const struct dview *v, struct det_result *o)
 		cause = "vm.swappiness above 100 asks reclaim to prefer anon: lower it for this workload";
 	else if (compressed(v))
 		cause = "swapping to compressed memory stalls here: lower swappiness or give the workload memory";
+	else if (v->mglru)
+		cause = "reclaim prefers anon over a cold cache under the multi-gen LRU (no active/inactive "
+			"lists, no cache_trim_mode): check swappiness (memory.swappiness of the cgroup) or "
+			"memory.low/min protecting the cache";
 	else if (kbug_inside(KB_SCAN_ROUNDUP, &v->kernel))
 		cause = "on this kernel the scan-size round-up makes small anon lists of online memory "
 			"cgroups eligible at every priority (seed 004: 64 KiB pages, THP)";
@@ -319,7 +327,10 @@ static void over_swap(const struct dview *v, struct det_result *o)
 	if (!isnan(anon_share) && n < DET_SUMMARY_MAX)
 		n += snprintf(o->summary + n, (size_t)(DET_SUMMARY_MAX - n), "; %.0f%% of reclaim is anon",
 			      anon_share * 100);
-	add_stall(v, o->summary, n);
+	n = add_stall(v, o->summary, n);
+	if (v->is_cgroup && v->mem_limited && n < DET_SUMMARY_MAX)
+		snprintf(o->summary + n, (size_t)(DET_SUMMARY_MAX - n), " (%s %s)", v->mem_ref_name,
+			 det_fmt_bytes(c, sizeof(c), v->mem_ref));
 }
 
 static void swap_churn(const struct dview *v, struct det_result *o)
@@ -375,10 +386,13 @@ static void swap_churn(const struct dview *v, struct det_result *o)
 	const char *zn = swap_name(v);
 	snprintf(o->hint_buf, sizeof(o->hint_buf),
 		 "anon comes back from %s as fast as it goes while cold file cache stays: lower swappiness "
-		 "for this workload (memory.swappiness / vm.swappiness %.0f%s); a cache read twice sits on "
-		 "the active file list, which cache_trim_mode does not trim first; or give the workload "
+		 "for this workload (memory.swappiness / vm.swappiness %.0f%s); %s; or give the workload "
 		 "memory (memory.max / memory.high)",
-		 zn ? zn : "swap", v->swappiness, v->swappiness_known ? "" : " assumed");
+		 zn ? zn : "swap", v->swappiness, v->swappiness_known ? "" : " assumed",
+		 v->mglru ? "the multi-gen LRU keeps the cache in the generations its refault tiers "
+			    "protect (no cache_trim_mode there)"
+			  : "a cache read twice sits on the active file list, which cache_trim_mode does not "
+			    "trim first");
 	o->hint = o->hint_buf;
 	char a[64], b[32], c[32];
 	int n = snprintf(o->summary, DET_SUMMARY_MAX,
