@@ -50,7 +50,7 @@ static int flush(struct job *j, struct sample *batch, size_t *n)
 {
 	char err[512];
 	size_t fresh = 0;
-	struct store_tx_hook hook = { detect_store_hook, j->eng, true };
+	struct store_tx_hook hook = { detect_store_hook, j->eng, true, detect_hosts_heard };
 	int rc = store_put_samples(j->st, batch, *n, j->eng ? &hook : NULL, &fresh, err, sizeof(err));
 
 	for (size_t i = 0; i < *n; i++)

@@ -137,8 +137,8 @@ static int emit_sql(void *ctx, struct det_action *a)
 }
 
 /* Feeds fresh[from..to) (one host, ts order) to the state in row with the
- * operator's overrides. When a sample was fed, *save gets the new state
- * (save->buf malloc'd) and returns 1; 0 when none was; -1 on error. */
+ * operator's overrides. *save gets the new state (save->buf malloc'd),
+ * with this arrival, and it returns 1; -1 on error. */
 static int feed_host(struct detect_engine *eng, PGconn *conn, const struct sample *const *fresh,
 		     size_t from, size_t to, const struct det_state_row *row, const struct ovr_set *ovr,
 		     int64_t now_ms, struct det_state_save *save, int64_t *first_fed, char *err, size_t errlen)
@@ -176,8 +176,11 @@ static int feed_host(struct detect_engine *eng, PGconn *conn, const struct sampl
 			atomic_fetch_add(&eng->skipped, 1);
 		}
 	}
+	/* Saved even when no sample was fed (all older than the state: a
+	 * clock stepped back): the host was heard from all the same, and its
+	 * arrival and clock window must move, or it would look silent. */
 	int rc = 0;
-	if (*first_fed) {
+	{
 		unsigned char *buf = NULL;
 		size_t len = 0;
 		if (det_host_save(h, &buf, &len) < 0) {
@@ -262,6 +265,12 @@ out:
 	free(backs);
 	free(start);
 	return rc;
+}
+
+int detect_hosts_heard(void *ctx, PGconn *conn, const char *const *hosts, size_t n, char *err, size_t errlen)
+{
+	(void)ctx;
+	return alert_store_hosts_heard(conn, hosts, n, time_now_ms(), err, errlen);
 }
 
 int detect_tick(struct detect_engine *eng, PGconn *conn, int64_t now_ms, bool judge_silence, char *err,

@@ -37,6 +37,11 @@ long long detect_engine_ovr_loads(struct detect_engine *eng);
  * update may still be in flight when it returns (pipelined, store_sql.c):
  * the caller commits with store_commit or runs store_pipe_finish before
  * any other statement (store_internal.h). */
+/* A store_tx_hook's heard function: hosts whose samples were all stored
+ * already arrived all the same (liveness.h): their arrival is recorded and
+ * an open host_silent resolved. */
+int detect_hosts_heard(void *ctx, PGconn *conn, const char *const *hosts, size_t n, char *err, size_t errlen);
+
 int detect_store_hook(void *ctx, PGconn *conn, const struct sample *const *fresh, size_t nfresh,
 		      char *err, size_t errlen);
 

@@ -98,7 +98,7 @@ int alert_store_apply(PGconn *c, struct det_action *a, char *err, size_t errlen)
  * matches the hosts are new, and the re-lock after creating them reads it.) */
 static const char lock_sql[] =
 	"SELECT host, state, last_ts_ms, silent, (SELECT v FROM detector_overrides_version), "
-	"lag_win_ms, lag_min_ms, lag_prev_ms "
+	"lag_win_ms, lag_min_ms, lag_prev_ms, lag_last_ms, clock_bad_ms "
 	"FROM detector_state WHERE host = ANY($1::text[]) ORDER BY host COLLATE \"C\" FOR UPDATE";
 
 static struct det_state_row *find_row(struct det_state_row *rows, size_t n, const char *host)
@@ -171,6 +171,8 @@ static int lock_rows(PGconn *c, struct det_state_row *rows, size_t n, bool *foun
 		d->lag.win_ms = store_get_i64(r, i, 5);
 		d->lag.min_ms = PQgetisnull(r, i, 6) ? LAG_NONE : store_get_i64(r, i, 6);
 		d->lag.prev_ms = PQgetisnull(r, i, 7) ? LAG_NONE : store_get_i64(r, i, 7);
+		d->lag.last_ms = PQgetisnull(r, i, 8) ? LAG_NONE : store_get_i64(r, i, 8);
+		d->lag.bad_ms = store_get_i64(r, i, 9);
 		found[d - rows] = true;
 		nfound++;
 	}
@@ -190,7 +192,7 @@ int alert_store_lock_states(PGconn *c, struct det_state_row *rows, size_t n, int
 		rows[i].len = 0;
 		rows[i].last_ts_ms = 0;
 		rows[i].silent = false;
-		rows[i].lag = (struct host_lag){ 0, LAG_NONE, LAG_NONE };
+		rows[i].lag = (struct host_lag){ 0, LAG_NONE, LAG_NONE, LAG_NONE, 0 };
 	}
 	if (!found) {
 		snprintf(err, errlen, "could not lock detector state: out of memory");
@@ -245,7 +247,7 @@ static int bytea_array(struct cbuf *b, const struct det_state_save *s, size_t n)
 
 int alert_store_save_states(PGconn *c, const struct det_state_save *s, size_t n, char *err, size_t errlen)
 {
-	enum { H, ST, T, IV, SEEN, LW, LM, LP, NA };
+	enum { H, ST, T, IV, SEEN, LW, LM, LP, LL, LB, NA };
 	struct cbuf a[NA];
 	int rc = -1, bad = 0;
 
@@ -259,7 +261,8 @@ int alert_store_save_states(PGconn *c, const struct det_state_save *s, size_t n,
 	for (size_t i = 0; i < n && !bad; i++)
 		bad |= arr_text(&a[H], s[i].host) | arr_num(&a[T], s[i].last_ts_ms) | arr_num(&a[IV], s[i].interval_ms) |
 		       arr_num(&a[SEEN], s[i].seen_ms) | arr_num(&a[LW], s[i].lag.win_ms) |
-		       arr_num(&a[LM], s[i].lag.min_ms) | arr_num(&a[LP], s[i].lag.prev_ms);
+		       arr_num(&a[LM], s[i].lag.min_ms) | arr_num(&a[LP], s[i].lag.prev_ms) |
+		       arr_num(&a[LL], s[i].lag.last_ms) | arr_num(&a[LB], s[i].lag.bad_ms);
 	for (int k = 0; k < NA; k++)
 		if (k != ST)
 			bad |= arr_end(&a[k]);
@@ -278,9 +281,10 @@ int alert_store_save_states(PGconn *c, const struct det_state_save *s, size_t n,
 			      "UPDATE detector_state d SET state = u.s, last_ts_ms = u.l, interval_ms = u.i, "
 			      "seen_ms = u.seen, lag_win_ms = u.lw, lag_min_ms = nullif(u.lm, -9223372036854775808), "
 			      "lag_prev_ms = nullif(u.lp, -9223372036854775808), "
+			      "lag_last_ms = nullif(u.ll, -9223372036854775808), clock_bad_ms = u.lb, "
 			      "silent = false, updated_at = now() FROM unnest($1::text[], $2::bytea[], $3::bigint[], "
-			      "$4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[]) "
-			      "AS u(h, s, l, i, seen, lw, lm, lp) WHERE d.host = u.h",
+			      "$4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], "
+			      "$10::bigint[]) AS u(h, s, l, i, seen, lw, lm, lp, ll, lb) WHERE d.host = u.h",
 			      NA, prm, lens, fmts, 0, "save detector state", err, errlen) == STORE_OK)
 		rc = 0;
 out:
@@ -315,6 +319,36 @@ int alert_store_hosts_back(PGconn *c, const struct det_host_back *b, size_t n, c
 out:
 	cbuf_release(&h);
 	cbuf_release(&t);
+	return rc;
+}
+
+int alert_store_hosts_heard(PGconn *c, const char *const *hosts, size_t n, int64_t now_ms, char *err,
+			    size_t errlen)
+{
+	struct det_host_back *b = calloc(n ? n : 1, sizeof(*b));
+	struct cbuf h;
+	char now_s[24];
+	int rc = -1;
+
+	cbuf_init(&h);
+	int bad = !b || arr_begin(&h);
+	for (size_t i = 0; i < n && !bad; i++) {
+		bad |= arr_text(&h, hosts[i]);
+		b[i] = (struct det_host_back){ hosts[i], now_ms };
+	}
+	bad |= arr_end(&h);
+	if (bad) {
+		snprintf(err, errlen, "could not record an arrival: out of memory");
+		goto out;
+	}
+	snprintf(now_s, sizeof(now_s), "%" PRId64, now_ms);
+	const char *prm[2] = { (const char *)h.p, now_s };
+	if (store_q(c, "UPDATE detector_state SET seen_ms = greatest(seen_ms, $2::bigint), silent = false "
+		       "WHERE host = ANY($1::text[])", 2, prm, 0, NULL, "record an arrival", err, errlen) == STORE_OK)
+		rc = alert_store_hosts_back(c, b, n, err, errlen);
+out:
+	cbuf_release(&h);
+	free(b);
 	return rc;
 }
 

@@ -69,6 +69,12 @@ struct det_host_back {
  * before the alert opened, in one statement. */
 int alert_store_hosts_back(PGconn *c, const struct det_host_back *b, size_t n, char *err, size_t errlen);
 
+/* Hosts that posted only samples stored already (a re-post, a clock set
+ * back onto stored timestamps): records their arrival at now_ms and
+ * resolves their open host_silent, in the ingest transaction. */
+int alert_store_hosts_heard(PGconn *c, const char *const *hosts, size_t n, int64_t now_ms, char *err,
+			    size_t errlen);
+
 /* GET /api/v1/alerts on a given connection: *out = new reference to
  * {"alerts":[...]} (CONTRACT.md §3), newest started_at first. */
 int alert_store_query(PGconn *c, const struct alert_query *q, json_t **out, char *err, size_t errlen);

@@ -139,7 +139,8 @@ int liveness_store_clock_rows(PGconn *c, int64_t skew_ms, struct clock_row **out
 			   "d.refused_n, d.refused_at_ms, d.refused_ts_ms, coalesce(a.id, 0), "
 			   "coalesce((a.evidence->>'samples_refused')::boolean, false), "
 			   "coalesce(a.evidence->>'clock', '') = 'behind', "
-			   "coalesce(round(coalesce(a.evidence->>'behind_s', a.evidence->>'ahead_s')::float8 * 1000), 0)::bigint "
+			   "coalesce(round(coalesce(a.evidence->>'behind_s', a.evidence->>'ahead_s')::float8 * 1000), 0)::bigint, "
+			   "d.lag_last_ms, d.clock_bad_ms "
 			   "FROM detector_state d LEFT JOIN alerts a ON a.host = d.host AND a.kind = 'clock_skew' "
 			   "AND a.state = 'open' AND a.cgroup IS NULL "
 			   "WHERE a.id IS NOT NULL OR d.refused_at_ms > d.seen_ms OR abs(d.lag_prev_ms) >= $1::bigint "
@@ -173,6 +174,8 @@ int liveness_store_clock_rows(PGconn *c, int64_t skew_ms, struct clock_row **out
 		w->alert_refused = PQgetvalue(r, i, 10)[0] == 't';
 		w->alert_behind = PQgetvalue(r, i, 11)[0] == 't';
 		w->alert_amount_ms = get_i64(r, i, 12, 0);
+		w->obs.lag.last_ms = get_i64(r, i, 13, LAG_NONE);
+		w->obs.lag.bad_ms = get_i64(r, i, 14, 0);
 	}
 	PQclear(r);
 	*out = rows;

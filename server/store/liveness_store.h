@@ -26,6 +26,8 @@ struct host_lag {
 	int64_t win_ms;		/* start of the current window (server ms), 0: none */
 	int64_t min_ms;		/* smallest arrival - ts in it, LAG_NONE when none */
 	int64_t prev_ms;	/* smallest in the window before, LAG_NONE when none */
+	int64_t last_ms;	/* arrival - ts of the latest arrival, LAG_NONE when none (091) */
+	int64_t bad_ms;		/* latest arrival whose lag was beyond the clear threshold, 0: none */
 };
 
 /* What the tick knows about one host's clock. */
@@ -35,6 +37,7 @@ struct clock_obs {
 	struct host_lag lag;
 	int64_t refused_n, refused_at_ms, refused_ts_ms;
 	bool alert_open;		/* a clock_skew alert is open */
+	bool alert_refused;		/* ... saying every sample is refused (critical) */
 };
 
 /* Opens host_silent, each in its own short transaction under the host's

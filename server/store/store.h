@@ -68,6 +68,10 @@ struct store_tx_hook {
 		  char *err, size_t errlen);
 	void *ctx;
 	bool pipelined;
+	/* Optional, after fn: the hosts of the transaction whose samples were
+	 * all stored already (a re-post, or a clock stepped back onto stored
+	 * timestamps): they were heard from all the same. Returns 0 or -1. */
+	int (*heard)(void *ctx, PGconn *conn, const char *const *hosts, size_t nhosts, char *err, size_t errlen);
 };
 
 /* Stores n validated samples in one transaction and commits before

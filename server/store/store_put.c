@@ -925,6 +925,43 @@ static bool same_hook(const struct store_tx_hook *a, const struct store_tx_hook 
 	return a->fn == b->fn && a->ctx == b->ctx;
 }
 
+/* A hook says only -1: its statement's SQLSTATE tells a full disk or a
+ * read-only database (retry later) from a bug. */
+static int hook_failed(struct put *p)
+{
+	return PQstatus(p->c) == CONNECTION_OK && !store_unavailable_state(store_conn_fail_state(p->c))
+		       ? STORE_EINTERNAL : STORE_EUNAVAIL;
+}
+
+/* Calls hk->heard with the hosts whose samples (of the requests carrying
+ * hk) were all stored already. */
+static int run_heard(struct put *p, struct putreq **reqs, const struct store_tx_hook *hk)
+{
+	const char **names = malloc((p->nh ? p->nh : 1) * sizeof(*names));
+	size_t nh = 0;
+
+	if (!names)
+		return oom(p);
+
+	for (size_t h = 0; h < p->nh; h++) {
+		bool dup = false, fresh = false;
+		for (size_t i = p->hosts[h].first; i < p->hosts[h].end; i++) {
+			const struct store_tx_hook *ih = reqs[p->items[i].req]->hook;
+			if (!ih || !same_hook(ih, hk))
+				continue;
+			dup |= p->items[i].dup;
+			fresh |= !p->items[i].dup;
+		}
+		if (dup && !fresh)
+			names[nh++] = p->hosts[h].name;
+	}
+	int rc = nh ? store_pipe_finish(p->c, NULL, p->err, p->errlen) : STORE_OK;
+	if (nh && rc == STORE_OK && hk->heard(hk->ctx, p->c, names, nh, p->err, p->errlen) != 0)
+		rc = hook_failed(p);
+	free(names);
+	return rc;
+}
+
 /* Calls each distinct hook once with the fresh samples of the requests
  * that carry it, in (host, ts) order. */
 static int run_hooks(struct put *p, struct putreq **reqs, size_t nreq, const struct sample **fresh)
@@ -951,8 +988,9 @@ static int run_hooks(struct put *p, struct putreq **reqs, size_t nreq, const str
 		/* a hook says only -1: its statement's SQLSTATE tells a full
 		 * disk or a read-only database (retry later) from a bug */
 		if (nf && hk->fn(hk->ctx, p->c, fresh, nf, p->err, p->errlen) != 0)
-			return PQstatus(p->c) == CONNECTION_OK && !store_unavailable_state(store_conn_fail_state(p->c))
-				       ? STORE_EINTERNAL : STORE_EUNAVAIL;
+			return hook_failed(p);
+		if (hk->heard && (rc = run_heard(p, reqs, hk)) != STORE_OK)
+			return rc;
 	}
 	return STORE_OK;
 }

@@ -337,6 +337,31 @@ static void test_silent(PGconn *c)
 	detect_engine_free(eng);
 }
 
+/* A clock stepped back: the host's new samples are older than its
+ * detector state, so none is fed; its arrival still counts, or it would
+ * be called silent while it posts. */
+static void test_step_back(PGconn *c)
+{
+	struct detect_engine *eng = detect_engine_new();
+	struct trace t = { "stepped", T0, 0, 0 };
+	char err[256];
+
+	CHECK_INT(batch(c, eng, &t, 3, 0, 1), 0);
+	int64_t seen = count(c, "SELECT seen_ms FROM detector_state WHERE host = 'stepped'");
+	int64_t last = count(c, "SELECT last_ts_ms FROM detector_state WHERE host = 'stepped'");
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	nanosleep(&pause, NULL);
+	t.ts -= 300;	/* back 5 minutes */
+	CHECK_INT(batch(c, eng, &t, 2, 0, 1), 0);
+	CHECK(count(c, "SELECT seen_ms FROM detector_state WHERE host = 'stepped'") > seen);
+	CHECK_INT(count(c, "SELECT last_ts_ms FROM detector_state WHERE host = 'stepped'"), last);
+	CHECK(count(c, "SELECT lag_last_ms FROM detector_state WHERE host = 'stepped'") > 0);
+	int64_t now = count(c, "SELECT seen_ms FROM detector_state WHERE host = 'stepped'");
+	CHECK_INT(detect_tick(eng, c, now + 30000, true, err, sizeof(err)), 0);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE host = 'stepped' AND kind = 'host_silent'"), 0);
+	detect_engine_free(eng);
+}
+
 static void test_filters(PGconn *c)
 {
 	exec_sql(c, "TRUNCATE alerts");
@@ -407,7 +432,7 @@ static void test_through_store(void)
 		return;
 	}
 	struct detect_engine *eng = detect_engine_new();
-	struct store_tx_hook hook = { detect_store_hook, eng, true };
+	struct store_tx_hook hook = { detect_store_hook, eng, true, detect_hosts_heard };
 	for (int round = 0; round < 5; round++) {
 		if (round == 3) {	/* server restart */
 			detect_engine_free(eng);
@@ -450,7 +475,7 @@ int main(void)
 	    apply(c, "schema/011_detector_state.sql") < 0 || apply(c, "schema/012_detector_state_silent.sql") < 0 ||
 	    apply(c, "schema/040_notify.sql") < 0 ||	/* silences: the alerts query reads them */
 	    apply(c, "schema/050_overrides.sql") < 0 || apply(c, "schema/060_overrides_version.sql") < 0 ||
-	    apply(c, "schema/090_liveness.sql") < 0) {
+	    apply(c, "schema/090_liveness.sql") < 0 || apply(c, "schema/091_clock_hold.sql") < 0) {
 		fprintf(stderr, "could not prepare the test database: %s", PQerrorMessage(c));
 		return 1;
 	}
@@ -461,6 +486,7 @@ int main(void)
 	test_overrides_cache(c);
 	test_adopt_open(c);
 	test_silent(c);
+	test_step_back(c);
 	test_filters(c);
 	test_through_store();
 	PQfinish(c);

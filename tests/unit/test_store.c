@@ -272,7 +272,7 @@ static void test_hook(struct store *st)
 	int64_t t0 = base_ms() + 2000;
 	struct sample s[4];
 	struct hook_log log = { 0 };
-	struct store_tx_hook hook = { hook_fn, &log, false };
+	struct store_tx_hook hook = { hook_fn, &log, false, NULL };
 	size_t fresh;
 
 	long long before = q1("SELECT count(*) FROM samples");
@@ -826,7 +826,7 @@ static void *gc_thread(void *arg)
 {
 	struct gc_job *j = arg;
 	struct sample s;
-	struct store_tx_hook hook = { gc_hook_fn, j->hook, true };	/* no statements: the writes go with COMMIT */
+	struct store_tx_hook hook = { gc_hook_fn, j->hook, true, NULL };	/* no statements: the writes go with COMMIT */
 	char host[32];
 	snprintf(host, sizeof(host), j->id == 7 ? "gc-poison" : "gc-%02d", j->id);
 	mk(&s, host, base_ms() + 11000, NULL, "vmstat.nr_dirty", (int64_t)j->id, NULL);
