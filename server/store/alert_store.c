@@ -325,17 +325,14 @@ out:
 int alert_store_hosts_heard(PGconn *c, const char *const *hosts, size_t n, int64_t now_ms, char *err,
 			    size_t errlen)
 {
-	struct det_host_back *b = calloc(n ? n : 1, sizeof(*b));
 	struct cbuf h;
 	char now_s[24];
 	int rc = -1;
 
 	cbuf_init(&h);
-	int bad = !b || arr_begin(&h);
-	for (size_t i = 0; i < n && !bad; i++) {
+	int bad = arr_begin(&h);
+	for (size_t i = 0; i < n && !bad; i++)
 		bad |= arr_text(&h, hosts[i]);
-		b[i] = (struct det_host_back){ hosts[i], now_ms };
-	}
 	bad |= arr_end(&h);
 	if (bad) {
 		snprintf(err, errlen, "could not record an arrival: out of memory");
@@ -343,12 +340,20 @@ int alert_store_hosts_heard(PGconn *c, const char *const *hosts, size_t n, int64
 	}
 	snprintf(now_s, sizeof(now_s), "%" PRId64, now_ms);
 	const char *prm[2] = { (const char *)h.p, now_s };
-	if (store_q(c, "UPDATE detector_state SET seen_ms = greatest(seen_ms, $2::bigint), silent = false "
-		       "WHERE host = ANY($1::text[])", 2, prm, 0, NULL, "record an arrival", err, errlen) == STORE_OK)
-		rc = alert_store_hosts_back(c, b, n, err, errlen);
+	/* SKIP LOCKED: a row another transaction holds is being written by
+	 * an arrival of that host anyway, and waiting for it here, outside
+	 * the name order alert_store_lock_states keeps, could deadlock */
+	if (store_q(c, "WITH l AS (SELECT host FROM detector_state WHERE host = ANY($1::text[]) ORDER BY host "
+		       "COLLATE \"C\" FOR UPDATE SKIP LOCKED), "
+		       "u AS (UPDATE detector_state d SET seen_ms = greatest(d.seen_ms, $2::bigint), silent = false "
+		       "FROM l WHERE d.host = l.host RETURNING d.host) "
+		       "UPDATE alerts SET state = 'resolved', ended_at = greatest(opened_at, " TS_FROM_MS("$2")
+		       "), updated_at = now() FROM u WHERE alerts.host = u.host AND alerts.cgroup IS NULL "
+		       "AND alerts.kind = 'host_silent' AND alerts.state = 'open'",
+		       2, prm, 0, NULL, "record an arrival", err, errlen) == STORE_OK)
+		rc = 0;
 out:
 	cbuf_release(&h);
-	free(b);
 	return rc;
 }
 

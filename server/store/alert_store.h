@@ -71,7 +71,8 @@ int alert_store_hosts_back(PGconn *c, const struct det_host_back *b, size_t n, c
 
 /* Hosts that posted only samples stored already (a re-post, a clock set
  * back onto stored timestamps): records their arrival at now_ms and
- * resolves their open host_silent, in the ingest transaction. */
+ * resolves their open host_silent, in the ingest transaction. Rows locked
+ * by another transaction (an arrival of the same host) are skipped. */
 int alert_store_hosts_heard(PGconn *c, const char *const *hosts, size_t n, int64_t now_ms, char *err,
 			    size_t errlen);
 
