@@ -171,5 +171,51 @@ int main(void)
 		json_decref(f2);
 		compare_free(c2);
 	}
+
+	/* per-host values (what the watch tests) and from_ms: host 1 ran its
+	 * group only from 2 min into bucket 1, so bucket 0 is not its (the
+	 * bucket holding from_ms is kept) */
+	struct cmp_host h3[2];
+	int side3[2] = { 0, 1 };
+	memset(h3, 0, sizeof(h3));
+	h3[0].id = 1;
+	h3[0].from_ms = B0 + STEP + 120000;
+	h3[1].id = 2;
+	struct compare *c3 = compare_new(h3, side3, 2, NULL, 0, 3);
+	CHECK(c3 != NULL);
+	row(c3, 1, 0, 100, 100, 50);	/* dropped */
+	row(c3, 1, 1, 100, 50, 4);
+	row(c3, 1, 2, 300, 0, 6);
+	row(c3, 2, 0, 100, 100, 50);	/* kept: host 2 has no from_ms */
+	CHECK_INT(compare_nhosts(c3), 2);
+	CHECK_INT(compare_side(c3, 1), 1);
+	int fpsi = -1, feff = -1;
+	for (int f = 0; f < compare_nfig(c3); f++) {
+		struct compare_fig d;
+		compare_fig_info(c3, f, &d);
+		if (strcmp(d.name, "psi_memory_some") == 0)
+			fpsi = f;
+		if (strcmp(d.name, "kswapd_efficiency") == 0) {
+			feff = f;
+			CHECK(d.higher_better);
+		}
+	}
+	CHECK(fpsi >= 0 && feff >= 0);
+	double x = -1;
+	CHECK(compare_host_value(c3, fpsi, 0, &x));
+	CHECK(fabs(x - 5) < 1e-9);
+	CHECK(compare_host_value(c3, fpsi, 1, &x));
+	CHECK(fabs(x - 50) < 1e-9);
+	CHECK(compare_host_value(c3, feff, 0, &x));
+	CHECK(fabs(x - 100.0 * 50 / 400) < 1e-9);	/* scan-weighted: 12.5 % */
+	int fsw = -1;
+	for (int f = 0; f < compare_nfig(c3); f++) {
+		struct compare_fig d;
+		compare_fig_info(c3, f, &d);
+		if (strcmp(d.name, "swap_in") == 0)
+			fsw = f;
+	}
+	CHECK(fsw >= 0 && !compare_host_value(c3, fsw, 0, &x));	/* no value */
+	compare_free(c3);
 	return harness_report("test_compare");
 }
