@@ -27,8 +27,8 @@
 #define NOTIFY_LOCK_KEY 0x766d736e6f7469LL	/* "vmsnoti" */
 #define MS_FROM_TS(col) "(floor(extract(epoch from " col ") * 1000))::bigint"
 #define ALERT_COLS "a.id, a.host, a.cgroup, a.kind, a.severity, a.state, " MS_FROM_TS("a.started_at") \
-	", " MS_FROM_TS("a.opened_at") ", " MS_FROM_TS("a.ended_at") ", a.summary, a.evidence::text"
-#define ALERT_NCOLS 11
+	", " MS_FROM_TS("a.opened_at") ", " MS_FROM_TS("a.ended_at") ", a.summary, a.evidence::text, a.subject"
+#define ALERT_NCOLS 12
 #define RESEND_CHUNK 500
 
 /* A receiver and its retry state: fails counts the failed attempts of the
@@ -171,6 +171,7 @@ static void alert_from_row(PGresult *r, int i, int off, struct alert_rec *a)
 	a->ended_ms = PQgetisnull(r, i, off + 8) ? 0 : strtoll(PQgetvalue(r, i, off + 8), NULL, 10);
 	a->summary = PQgetvalue(r, i, off + 9);
 	a->evidence = json_loads(PQgetvalue(r, i, off + 10), 0, &jerr);
+	a->subject = PQgetisnull(r, i, off + 11) ? NULL : PQgetvalue(r, i, off + 11);
 }
 
 /* True when name (or "!name") is in the text[] literal list "{a,b}". */
