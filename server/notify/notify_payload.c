@@ -1,32 +1,11 @@
 /* notify_payload.c - notification bodies (see notify_payload.h). */
 #include "notify_payload.h"
+#include "urlenc.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Appends s to the URL being built, percent-encoding everything outside
- * the unreserved set (RFC 3986), so host and cgroup names are safe. */
-static size_t url_encode(char *out, size_t cap, size_t at, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			     c == '-' || c == '.' || c == '_' || c == '~';
-		if (plain && at + 1 < cap) {
-			out[at++] = (char)c;
-		} else if (!plain && at + 3 < cap) {
-			out[at++] = '%';
-			out[at++] = hex[c >> 4];
-			out[at++] = hex[c & 15];
-		}
-	}
-	out[at < cap ? at : cap - 1] = '\0';
-	return at;
-}
 
 /* A fleet alert's page: the dashboard link its evidence carries
  * (evidence.compare.page, a "#/..." hash of the kernel-regression watch),
@@ -48,7 +27,7 @@ static char *fleet_url(const struct alert_rec *a, const char *public_url)
 	if (!(u = malloc(cap)))
 		return NULL;
 	size_t at = (size_t)snprintf(u, cap, "%.*s/#/alerts?kind=", (int)n, public_url);
-	url_encode(u, cap, at, a->kind);
+	urlenc_append(u, cap, at, a->kind);
 	return u;
 }
 
@@ -68,12 +47,12 @@ char *notify_generator_url(const struct alert_rec *a, const char *public_url)
 		n--;
 	memcpy(u, public_url, n);
 	n += (size_t)snprintf(u + n, cap - n, "/#/alerts?host=");
-	n = url_encode(u, cap, n, a->host);
+	n = urlenc_append(u, cap, n, a->host);
 	n += (size_t)snprintf(u + n, cap - n, "&kind=");
-	n = url_encode(u, cap, n, a->kind);
+	n = urlenc_append(u, cap, n, a->kind);
 	if (a->cgroup) {
 		n += (size_t)snprintf(u + n, cap - n, "&cgroup=");
-		url_encode(u, cap, n, a->cgroup);
+		urlenc_append(u, cap, n, a->cgroup);
 	}
 	return u;
 }
