@@ -236,9 +236,10 @@ static enum send_result send_one(struct notify *n, struct rstate *rs, const stru
 	long status = notify_http_post(n->http, rs->r.url, body, err, sizeof(err));
 	free(body);
 	if (status >= 200 && status <= 299) {
+		bool fleet = alert_is_fleet(a);
 		log_info("notify: %s %s of %s%s%s (alert %" PRId64 ", event %" PRId64 ") sent to %s",
-			 event, a->kind, a->host, a->cgroup ? " " : "", a->cgroup ? a->cgroup : "", a->id,
-			 ev, rs->r.name);
+			 event, a->kind, fleet ? "the fleet" : a->host, fleet || a->cgroup ? " " : "",
+			 fleet ? (a->subject ? a->subject : "") : a->cgroup ? a->cgroup : "", a->id, ev, rs->r.name);
 		rs->fails = 0;
 		rs->next_ms = 0;
 		metrics_notify(METRICS_NOTIFY_SENT);

@@ -1,0 +1,264 @@
+#!/usr/bin/env bash
+# test_regression.sh - the kernel-regression watch (docs/detectors.md
+# "Kernel regressions") on simulated rollouts of recorded traces, each in a
+# database of its own, replayed through the real server (the watch every
+# second over a 15-minute window):
+# - 20 hosts on release A replaying the healthy recordings (idle, a
+#   streaming read, busy CPUs) and 6 on B replaying the writeback storm:
+#   exactly one kernel_regression alert, naming B, A and the writeback
+#   figures, with its evidence; notified, silenced by kind and subject (no
+#   host), resolved when B's hosts leave the fleet; the baseline pinned
+#   and unpinned (admin token);
+# - 6 hosts on B replaying healthy recordings: tested, no alert;
+# - 1 storm host among 6 on B: tested, no alert;
+# - A on 17 "web" hosts (healthy) and 3 "db" hosts (the storm), B on 6
+#   "db" hosts (the storm): with --regression-stratify role no alert (the
+#   difference is only the role's); the same data without it: an alert
+#   whose evidence says the releases' hosts differ by role.
+# The "none" cases check that the release was tested (the run's report),
+# so a watch that never ran cannot pass them.
+. "$(dirname "$0")/_lib.sh"
+CORPUS="$E2E_ROOT/tests/corpus"
+HOSTS="$(dirname "$0")/_compare_hosts.py"
+export A=6.1.0-18-amd64 B=6.1.0-21-amd64
+ADMIN=admin-token-$RANDOM$RANDOM
+printf '%s\n' "$ADMIN" >"$E2E_DIR/admin.token"
+WATCH=(--regression-every 1 --regression-window 900 --admin-token-file "$E2E_DIR/admin.token")
+
+# rollouts: the batches of each rollout in $E2E_DIR/NAME, from lines
+# "NAME RECORDING PREFIX HOSTS KERNEL ROLE" on stdin: HOSTS copies of
+# tests/corpus/real-RECORDING, host i replaying 30 samples from sample i on
+# (_compare_hosts.py), ending 3 s ago; one python process for all.
+rollouts() {
+	python3 - "$E2E_ROOT/tests/e2e" "$CORPUS" "$E2E_DIR" <<PY
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from _compare_hosts import load, write_copies
+traces = {}
+for line in """$(cat)""".split("\n"):
+    if not line.strip():
+        continue
+    name, rec, prefix, n, kernel, role = line.split()
+    if rec not in traces:
+        traces[rec] = load("%s/real-%s.jsonl.gz" % (sys.argv[2], rec))
+    os.makedirs("%s/%s" % (sys.argv[3], name), exist_ok=True)
+    write_copies(traces[rec], prefix, int(n), kernel, role, 1, 30, 3, "%s/%s" % (sys.argv[3], name))
+PY
+}
+
+# scenario NAME: a fresh database for the next server (E2E_DB)
+scenario() {
+	e2e_db_create "vmscope_e2e_regr_$1_$$"
+	E2E_DB=$(e2e_conninfo "vmscope_e2e_regr_$1_$$")
+}
+
+# lock_hold / lock_release: another session holds the watch's advisory
+# lock (regress_store.h) meanwhile, as a server running the watch would
+LOCK_KEY=$((0x766d737265677273))
+lock_hold() {
+	coproc LOCKER { psql "$E2E_DB" -qtA 2>&1; }
+	echo "SELECT pg_advisory_lock($LOCK_KEY);" >&"${LOCKER[1]}"
+	local line
+	read -r -t 20 line <&"${LOCKER[0]}"
+	check_eq "$line" "" "another session holds the watch's lock"
+}
+lock_release() {
+	echo "SELECT pg_advisory_unlock($LOCK_KEY);" >&"${LOCKER[1]}"
+	echo '\q' >&"${LOCKER[1]}"
+	wait "$LOCKER_PID" 2>/dev/null
+}
+
+# post_rollout NAME: its batches, three at a time (a host's samples are in
+# order within its files), all 202; sets POSTED (Unix seconds after)
+post_rollout() {
+	ls "$E2E_DIR/$1"/*.json | xargs -P 3 -I{} curl -s -o /dev/null -w '%{http_code}\n' \
+		-H "Authorization: Bearer $E2E_TOKEN" -H 'Content-Type: application/json' \
+		--data-binary @{} "$E2E_URL/api/v1/samples" >"$E2E_DIR/codes"
+	check_eq "$(sort -u "$E2E_DIR/codes" | tr -d '\n')" 202 "every batch of the $1 rollout stored"
+	POSTED=$(date +%s.%N)
+}
+
+# watch_after_post NAME [SERVER ARGS]: a server with the watch on, the
+# rollout posted while another session holds the watch's lock (no run may
+# happen then: the watch sees all of the rollout or none), then the lock
+# given back and the first run waited for
+watch_after_post() {
+	local name=$1
+	shift
+	lock_hold
+	e2e_server_start "${WATCH[@]}" "$@"
+	post_rollout "$name"
+	sleep 1.5
+	req GET /api/v1/regression
+	check_jq '.last_run == null' "no run while another session holds the lock"
+	lock_release
+	wait_run
+}
+
+# wait_run: until a run that started after POSTED has finished; BODY is
+# GET /api/v1/regression then
+wait_run() {
+	local i
+	for i in $(seq 150); do
+		req GET /api/v1/regression
+		if jq -e --argjson t "$POSTED" '.last_run.run_ts > $t' <<<"$BODY" >/dev/null 2>&1; then
+			ok
+			return 0
+		fi
+		sleep 0.2
+	done
+	bad "no run of the watch after the post"
+	return 1
+}
+
+# the release's entry in the last run's report
+release() { jq -c --arg r "$1" '.last_run.releases[] | select(.release == $r)' <<<"$BODY"; }
+
+python3 "$E2E_ROOT/tests/e2e/_receiver.py" "$E2E_DIR/recv.port" "$E2E_DIR/received.jsonl" \
+	"$("$E2E_ROOT/scripts/freeport.sh")" &
+E2E_PIDS+=("$!")
+touch "$E2E_DIR/received.jsonl"
+# A's 20 healthy hosts in the first three rollouts
+healthy_a() { printf '%s idle ai 7 %s web\n%s streamread as 7 %s web\n%s cpubusy ac 6 %s web\n' "$1" "$A" "$1" "$A" "$1" "$A"; }
+{
+	healthy_a storm
+	echo "storm writeback bw 6 $B web"
+	healthy_a healthy
+	echo "healthy idle bi 2 $B web"
+	echo "healthy streamread bs 2 $B web"
+	echo "healthy cpubusy bc 2 $B web"
+	healthy_a onebad
+	echo "onebad idle bi 2 $B web"
+	echo "onebad streamread bs 2 $B web"
+	echo "onebad cpubusy bc 1 $B web"
+	echo "onebad writeback bw 1 $B web"
+	echo "roles idle ai 6 $A web"
+	echo "roles streamread as 6 $A web"
+	echo "roles cpubusy ac 5 $A web"
+	echo "roles writeback aw 3 $A db"
+	echo "roles writeback bw 6 $B db"
+} | rollouts || { bad "could not build the rollouts"; e2e_done; }
+for _ in $(seq 100); do [ -s "$E2E_DIR/recv.port" ] && break; sleep 0.1; done
+RECV="http://127.0.0.1:$(cat "$E2E_DIR/recv.port")"
+
+# ---- 20 healthy hosts on A, 6 storming on B: one alert ----
+scenario storm
+watch_after_post storm --webhook "$RECV/hook,format=json" --public-url "http://vmscope.example:8080"
+check_jq '.last_run.baseline.release == $ENV.A and .last_run.baseline.source == "host-hours" and .last_run.baseline.hosts == 20' "baseline: A, the most host-hours"
+BODY=$(release "$B")
+check_jq '.status == "tested" and .hosts == 6 and (.worse | index("immediate_reclaim") != null and index("alert_minutes_writeback_storm") != null)' "B tested: immediate reclaim and writeback_storm minutes worse"
+req GET "/api/v1/alerts?kind=kernel_regression"
+check_jq '.alerts | length == 1' "exactly one kernel_regression alert"
+BODY=$(jq -c '.alerts[0]' <<<"$BODY")
+check_jq '.state == "open" and .host == "" and .scope == "fleet" and .subject == $ENV.B and .cgroup == null and (.severity == "warning" or .severity == "critical")' "a fleet alert about B (host \"\", scope fleet)"
+check_jq '.summary | startswith($ENV.B + " vs " + $ENV.A + ": ") and contains("writeback") and contains("worse, 6 vs 20 hosts, p = ")' "summary names B, A and writeback"
+check_jq '.evidence | .release == $ENV.B and .baseline == $ENV.A and .hosts == {"release":6,"baseline":20} and .correction.method == "holm" and .correction.tests >= 8 and .window_s == 900' "evidence: both releases, host counts, the correction"
+check_jq '[.evidence.figures[].name] | index("immediate_reclaim") != null and index("alert_minutes_writeback_storm") != null' "evidence: the writeback figures"
+check_jq '[.evidence.figures[] | .p < .p_adjusted and .p_adjusted < 0.05 and .release.hosts == 6 and .baseline.hosts == 20 and (.release.p50 | type) == "number" and (.baseline.p95 | type) == "number" and (.release.mean | type) == "number" and .test == "mann-whitney-u" and .median_diff >= .floor] | all' "evidence per figure: each side's mean, p50, p95, p and adjusted p, effect over the floor"
+check_jq '.evidence.figures[] | select(.name == "immediate_reclaim") | .release.p50 > 500 and .baseline.p50 < 50' "immediate reclaim: ~1700/s on B, ~0 on A"
+check_jq '.evidence.stratify == null and .evidence.label_mix == []' "same roles: no label difference to report"
+page=$(jq -r '.evidence.compare.page' <<<"$BODY")
+api=$(jq -r '.evidence.compare.api' <<<"$BODY")
+check_eq "$(jq -rn --arg p "$page" '$p | startswith("#/compare?group_by=kernel&a=6.1.0-18-amd64&b=6.1.0-21-amd64&range=1h&mark=")')" true "a link to the compare page of the pair, marking the figures: $page"
+req GET "$api"
+check_jq '.figures[] | select(.name == "immediate_reclaim") | .verdict == "worse"' "the evidence's compare question answers worse on immediate_reclaim"
+# notified like every alert, with no host
+check "the webhook got the fleet alert's open" bash -c "for i in \$(seq 50); do jq -se '[.[] | select(.body.alert.kind == \"kernel_regression\" and .body.event == \"open\" and .body.alert.host == \"\" and .body.alert.scope == \"fleet\" and (.body.text | startswith(\"[vmscope] FIRING\")) and (.body.text | contains(\"on the fleet\")) and (.body.generatorURL | startswith(\"http://vmscope.example:8080/#/compare?\")))] | length == 1' '$E2E_DIR/received.jsonl' >/dev/null && exit 0; sleep 0.2; done; exit 1"
+# listed in /metrics with host ""
+req GET /metrics
+check_contains 'vmscope_alert_active{host="",cgroup="",kind="kernel_regression"' "/metrics lists the fleet alert"
+# the fleet view has no host ""
+req GET /api/v1/fleet
+check_jq '[.hosts[].host] | index("") == null and length == 26' "the fleet lists the 26 hosts only"
+
+# silences: one for a host does not touch it; one by kind and subject does
+req POST /api/v1/silences -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' \
+	--data-binary '{"host":"ai-0","duration_s":600}'
+check_status 201 "a host's silence"
+req GET "/api/v1/alerts?kind=kernel_regression&state=open"
+check_jq '.alerts[0].silenced == false' "a host's silence does not match the fleet alert"
+req POST /api/v1/silences -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' \
+	--data-binary "{\"kind\":\"kernel_regression\",\"subject\":\"$B\",\"duration_s\":600,\"comment\":\"known\"}"
+check_status 201 "a silence by kind and subject, without a host"
+check_jq '.host == null and .kind == "kernel_regression" and .subject == $ENV.B and .active' "the silence as stored"
+req GET "/api/v1/alerts?kind=kernel_regression&state=open"
+check_jq '.alerts[0].silenced == true' "the silence by kind matches the fleet alert"
+req POST /api/v1/silences -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' \
+	--data-binary '{"duration_s":600}'
+check_status 400 "a silence of everything is refused"
+check_jq '.error | startswith("host:")' "the refusal names host"
+
+# the baseline: pinned to B (admin token), A is then the one tested
+req PUT /api/v1/regression/baseline -H 'Content-Type: application/json' --data-binary "{\"release\":\"$B\"}"
+check_status 401 "pinning needs a token"
+req PUT /api/v1/regression/baseline -H "Authorization: Bearer $E2E_TOKEN" --data-binary "{\"release\":\"$B\"}"
+check_status 403 "an ingest token may not pin"
+req PUT /api/v1/regression/baseline -H "Authorization: Bearer $ADMIN" --data-binary '{"release":7}'
+check_status 400 "a release that is not a string"
+check_jq '.error | startswith("release:")' "the refusal names release"
+req PUT /api/v1/regression/baseline -H "Authorization: Bearer $ADMIN" --data-binary "{\"release\":\"$B\"}"
+check_status 200 "pin B"
+check_jq '.release == $ENV.B and .source == "pinned" and .pinned and .hosts == 6 and (.host_hours | length) == 2' "the baseline answer: B, pinned"
+POSTED=$(date +%s.%N)
+wait_run
+check_jq '.last_run.baseline == {"release":$ENV.B,"source":"pinned","hosts":6,"host_hours":null} and .pinned.release == $ENV.B' "the run used the pinned baseline"
+BODY=$(release "$A")
+check_jq '.status == "tested" and .worse == []' "A against B: tested, nothing worse"
+req PUT /api/v1/regression/baseline -H "Authorization: Bearer $ADMIN" --data-binary '{"release":null}'
+check_jq '.release == $ENV.A and .source == "host-hours" and .pinned == false' "unpinned: A again"
+
+# B's hosts leave the fleet: the alert resolves; its resolve is held back
+# by the silence
+for i in 0 1 2 3 4 5; do
+	req DELETE "/api/v1/hosts/bw-$i" -H "Authorization: Bearer $ADMIN"
+	check_status 200 "forget bw-$i"
+done
+POSTED=$(date +%s.%N)
+wait_run
+check_jq '.last_run.alerts.resolved == [$ENV.B]' "the run resolved B's alert"
+req GET "/api/v1/alerts?kind=kernel_regression"
+check_jq '.alerts | length == 1 and .[0].state == "resolved" and (.[0].ended_at | type) == "string"' "resolved once B left the fleet"
+check "the resolve is held back by the silence" bash -c "for i in \$(seq 50); do [ \"\$(psql '$E2E_DB' -qtAc \"SELECT o.suppressed FROM notify_outbox o JOIN alerts a ON a.id = o.alert_id WHERE a.kind = 'kernel_regression' AND o.event = 'resolve' AND o.done_at IS NOT NULL\")\" = t ] && exit 0; sleep 0.2; done; exit 1"
+e2e_server_stop
+
+# ---- 6 healthy hosts on B: tested, no alert ----
+scenario healthy
+watch_after_post healthy
+BODY=$(release "$B")
+check_jq '.status == "tested" and .hosts == 6 and .worse == [] and ([.figures[] | select(.tested)] | length) >= 8' "healthy B: tested on every figure with data, nothing worse"
+req GET "/api/v1/alerts?kind=kernel_regression"
+check_jq '.alerts == []' "healthy B: no alert"
+e2e_server_stop
+
+# ---- one storming host among 6 on B: no alert ----
+scenario onebad
+watch_after_post onebad
+BODY=$(release "$B")
+check_jq '.status == "tested" and .hosts == 6 and .worse == []' "one bad host of 6: tested, nothing worse"
+req GET "/api/v1/alerts?kind=kernel_regression"
+check_jq '.alerts == []' "one bad host of 6: no alert"
+req GET "/api/v1/alerts?kind=writeback_storm&host=bw-0"
+check_jq '.alerts | length >= 1' "the bad host itself has its writeback_storm alert"
+e2e_server_stop
+
+# ---- B on the db role only: the difference is the role's ----
+scenario roles
+watch_after_post roles --regression-stratify role
+check_jq '.last_run.stratify == "role"' "stratified by role"
+BODY=$(release "$B")
+check_jq '.status == "tested" and .worse == [] and .hosts_tested == {"release":6,"baseline":3}' "within role=db: B tested against A's 3 db hosts, nothing worse"
+check_jq '[.strata[] | {value, release, baseline, shared}] | sort_by(.value) == [{"value":"db","release":6,"baseline":3,"shared":true},{"value":"web","release":0,"baseline":17,"shared":false}]' "the strata: db shared, web of A only"
+req GET "/api/v1/alerts?kind=kernel_regression"
+check_jq '.alerts == []' "stratified: no alert"
+e2e_server_stop
+# the same rollout compared across roles: worse, and the evidence says why
+e2e_server_start "${WATCH[@]}"
+POSTED=$(date +%s.%N)
+wait_run
+req GET "/api/v1/alerts?kind=kernel_regression"
+check_jq '.alerts | length == 1 and .[0].subject == $ENV.B' "unstratified: the role's difference looks like B's"
+check_jq '.alerts[0].evidence.label_mix[0] | .label == "role" and .release == {"db":6} and .baseline == {"web":17,"db":3}' "the evidence: the releases' hosts differ by role"
+check_jq '.alerts[0].evidence.hint | contains("--regression-stratify role")' "the hint names --regression-stratify role"
+e2e_server_stop
+
+e2e_done
