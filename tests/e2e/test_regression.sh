@@ -150,6 +150,7 @@ check_jq '.status == "tested" and .hosts == 6 and (.worse | index("immediate_rec
 req GET "/api/v1/alerts?kind=kernel_regression"
 check_jq '.alerts | length == 1' "exactly one kernel_regression alert"
 BODY=$(jq -c '.alerts[0]' <<<"$BODY")
+ALERT=$BODY
 check_jq '.state == "open" and .host == "" and .scope == "fleet" and .subject == $ENV.B and .cgroup == null and (.severity == "warning" or .severity == "critical")' "a fleet alert about B (host \"\", scope fleet)"
 check_jq '.summary | startswith($ENV.B + " vs " + $ENV.A + ": ") and contains("writeback") and contains("worse, 6 vs 20 hosts, p = ")' "summary names B, A and writeback"
 check_jq '.evidence | .release == $ENV.B and .baseline == $ENV.A and .hosts == {"release":6,"baseline":20} and .correction.method == "holm" and .correction.tests >= 8 and .window_s == 900' "evidence: both releases, host counts, the correction"
@@ -170,6 +171,23 @@ check_contains 'vmscope_alert_active{host="",cgroup="",kind="kernel_regression"'
 # the fleet view has no host ""
 req GET /api/v1/fleet
 check_jq '[.hosts[].host] | index("") == null and length == 26' "the fleet lists the 26 hosts only"
+
+# the dashboard (tests/browser/regression.test.mjs): the banner above the
+# fleet table, its link to the compare page with the alert's figures
+# marked, the alert on the alerts view
+"$E2E_ROOT/scripts/web-deps.sh" >/dev/null || bad "scripts/web-deps.sh failed"
+env VMSCOPE_URL="$E2E_URL" OUT="${OUT:-$E2E_ROOT/tests/out}" REG_A="$A" REG_B="$B" \
+	REG_MARK="$(jq -r '[.evidence.figures[].name] | join(",")' <<<"$ALERT")" \
+	node "$E2E_ROOT/tests/browser/regression.test.mjs" >"$E2E_DIR/browser.out" 2>&1
+grep -vE '^[0-9]+ passed, [0-9]+ failed$' "$E2E_DIR/browser.out"
+summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$E2E_DIR/browser.out" | tail -1)
+if [ -z "$summary" ]; then
+	bad "regression.test.mjs printed no summary"
+else
+	read -r bp _ bf _ <<<"$summary"
+	E2E_PASS=$((E2E_PASS + bp))
+	E2E_FAIL=$((E2E_FAIL + bf))
+fi
 
 # silences: one for a host does not touch it; one by kind and subject does
 req POST /api/v1/silences -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' \
