@@ -167,6 +167,39 @@ static int stratify(struct run *r, struct release *x, int *nstrata)
 	return STORE_OK;
 }
 
+/* The start both a run and the baseline answer share: the hosts in the
+ * window, their releases and the baseline. */
+static int begin(struct run *r, struct store *st, PGconn *c, const struct regress_settings *s, int64_t now_ms,
+		 char *err, size_t errlen)
+{
+	*r = (struct run){ .st = st, .c = c, .s = s, .now = now_ms, .since = now_ms - s->window_ms, .base = -1,
+			   .err = err, .errlen = errlen };
+	int rc = store_compare_hosts(st, r->since, r->now, &r->h, &r->n, err, errlen);
+	if (rc == STORE_OK)
+		rc = group_releases(r);
+	if (rc == STORE_OK)
+		rc = choose_baseline(r);
+	return rc;
+}
+
+/* Frees what a run holds. */
+static void end(struct run *r)
+{
+	for (size_t i = 0; r->rel && i < r->nrel; i++) {
+		json_decref(r->rel[i].strata);
+		json_decref(r->rel[i].label_mix);
+	}
+	free(r->rel);
+	free(r->figs);
+	free(r->side);
+	free(r->stratum);
+	free(r->pinned);
+	json_decref(r->opened);
+	json_decref(r->refreshed);
+	json_decref(r->resolved);
+	store_compare_hosts_free(r->h, r->n);
+}
+
 /* Compares release x with the baseline: its figures join r->figs. */
 static int test_release(struct run *r, struct release *x)
 {
@@ -381,30 +414,20 @@ static int write_results(struct run *r, json_t **report)
 int regress_run(struct store *st, PGconn *c, const struct regress_settings *s, int64_t now_ms, json_t **report,
 		char *err, size_t errlen)
 {
-	struct run r = { .st = st, .c = c, .s = s, .now = now_ms, .since = now_ms - s->window_ms, .base = -1,
-			 .err = err, .errlen = errlen };
-	int rc;
+	struct run r;
+	int rc = begin(&r, st, c, s, now_ms, err, errlen);
 
 	*report = NULL;
-	r.opened = json_array();
-	r.refreshed = json_array();
-	r.resolved = json_array();
-	if (!r.opened || !r.refreshed || !r.resolved) {
-		rc = oom(&r);
-		goto out;
-	}
-	rc = store_compare_hosts(st, r.since, r.now, &r.h, &r.n, err, errlen);
-	if (rc == STORE_OK)
-		rc = group_releases(&r);
-	if (rc == STORE_OK)
-		rc = choose_baseline(&r);
 	if (rc == STORE_OK)
 		rc = regress_store_kernel_since(c, r.h, r.n, r.now, err, errlen);
 	if (rc != STORE_OK)
 		goto out;
 	r.side = calloc(r.n ? r.n : 1, sizeof(int));
 	r.stratum = calloc(r.n ? r.n : 1, sizeof(int));
-	if (!r.side || !r.stratum) {
+	r.opened = json_array();
+	r.refreshed = json_array();
+	r.resolved = json_array();
+	if (!r.side || !r.stratum || !r.opened || !r.refreshed || !r.resolved) {
 		rc = oom(&r);
 		goto out;
 	}
@@ -426,19 +449,7 @@ int regress_run(struct store *st, PGconn *c, const struct regress_settings *s, i
 	regress_decide(r.figs, r.nfigs, REGRESS_ALPHA);
 	rc = write_results(&r, report);
 out:
-	for (size_t i = 0; r.rel && i < r.nrel; i++) {
-		json_decref(r.rel[i].strata);
-		json_decref(r.rel[i].label_mix);
-	}
-	free(r.rel);
-	free(r.figs);
-	free(r.side);
-	free(r.stratum);
-	free(r.pinned);
-	json_decref(r.opened);
-	json_decref(r.refreshed);
-	json_decref(r.resolved);
-	store_compare_hosts_free(r.h, r.n);
+	end(&r);
 	return rc;
 }
 
@@ -471,17 +482,11 @@ static int hours_json(struct run *r, json_t **out)
 int regress_baseline(struct store *st, PGconn *c, const struct regress_settings *s, int64_t now_ms, json_t **out,
 		     char *err, size_t errlen)
 {
-	struct run r = { .st = st, .c = c, .s = s, .now = now_ms, .since = now_ms - s->window_ms, .base = -1,
-			 .err = err, .errlen = errlen };
+	struct run r;
 	json_t *pin = NULL, *report = NULL, *hours = NULL;
-	int rc;
+	int rc = begin(&r, st, c, s, now_ms, err, errlen);
 
 	*out = NULL;
-	rc = store_compare_hosts(st, r.since, r.now, &r.h, &r.n, err, errlen);
-	if (rc == STORE_OK)
-		rc = group_releases(&r);
-	if (rc == STORE_OK)
-		rc = choose_baseline(&r);
 	if (rc == STORE_OK)
 		rc = hours_json(&r, &hours);
 	if (rc == STORE_OK)
@@ -499,8 +504,6 @@ int regress_baseline(struct store *st, PGconn *c, const struct regress_settings 
 	json_decref(pin);
 	json_decref(report);
 	json_decref(hours);
-	free(r.rel);
-	free(r.pinned);
-	store_compare_hosts_free(r.h, r.n);
+	end(&r);
 	return rc;
 }
