@@ -90,13 +90,12 @@ json_t *notify_am_alert(const struct alert_rec *a, int64_t ends_ms, const char *
 	if (!desc || !gen)
 		goto out;
 	snprintf(name, sizeof(name), "vmscope_%s", a->kind);
-	labels = json_pack("{s:s,s:s,s:s}", "alertname", name, "kind", a->kind, "severity", a->severity);
+	/* a fleet alert has no host: scope and subject tell such alerts apart */
+	labels = json_pack("{s:s,s:s,s:s,s:s}", "alertname", name, alert_is_fleet(a) ? "scope" : "host",
+			   alert_is_fleet(a) ? "fleet" : a->host, "kind", a->kind, "severity", a->severity);
 	if (!labels)
 		goto out;
-	/* a fleet alert has no host: scope and subject tell such alerts apart */
-	if (alert_is_fleet(a) ? json_object_set_new(labels, "scope", json_string("fleet")) < 0 ||
-				(a->subject && json_object_set_new(labels, "subject", json_string(a->subject)) < 0)
-			      : json_object_set_new(labels, "host", json_string(a->host)) < 0)
+	if (alert_is_fleet(a) && a->subject && json_object_set_new(labels, "subject", json_string(a->subject)) < 0)
 		goto out;
 	if (a->cgroup && json_object_set_new(labels, "cgroup", json_string(a->cgroup)) < 0)
 		goto out;
