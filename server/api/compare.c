@@ -354,10 +354,11 @@ int compare_add_row(void *ctx, int32_t host_id, int64_t bucket_ms, const double 
 	bad |= put_rate(c, hi, F_PSI_IO_SOME, v[CMP_PSI_IO_SOME]);
 	bad |= put_rate(c, hi, F_PSI_IO_FULL, v[CMP_PSI_IO_FULL]);
 
-	/* alert minutes of each kind inside [bucket, bucket + 5 min) */
+	/* alert minutes of each kind inside [bucket, bucket + 5 min), and
+	 * not before the host's group began */
 	if (c->nkinds) {
 		double mins[COMPARE_MAX_KINDS] = { 0 };
-		int64_t b0 = bucket_ms, b1 = bucket_ms + ROLLUP_STEP_MS;
+		int64_t b0 = bucket_ms > from ? bucket_ms : from, b1 = bucket_ms + ROLLUP_STEP_MS;
 		for (size_t i = c->al_from[hi]; i < c->al_to[hi]; i++) {
 			const struct cmp_alert *a = &c->al[i];
 			int k = c->al_kind[i];

@@ -37,7 +37,8 @@ struct compare_fig {
 /* hosts[0..n) sorted by id (store_compare_hosts); side[i] is 0 for group
  * a, 1 for group b, -1 for a host outside both. A host's from_ms, when
  * non-zero, drops its rollup buckets that start before the bucket holding
- * from_ms (the watch counts a host only since it runs its release). alerts[0..nalerts)
+ * from_ms and its alert minutes before from_ms (the watch counts a host
+ * only since it runs its release). alerts[0..nalerts)
  * (store_compare_alerts) give the alert_minutes_<kind> figures. buckets:
  * the most rollup buckets a host can have in the window (sizes the first
  * allocation of the value arrays). Borrows hosts, side and alerts until

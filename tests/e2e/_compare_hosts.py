@@ -6,7 +6,7 @@ hosts are identical and the hosts' means interleave by i; `kernel` and
 `labels` (role ROLE, rack r1 for even i, r2 for odd) are set, and the
 timestamps are shifted so that every host's slice ends END seconds before
 now. The recorded spacing is kept: the rollups bucket by the samples' ts.
-Writes JSON arrays of at most 50 samples as DIR/PREFIX-NNN.json.
+Writes JSON arrays of at most 50 samples as DIR/PREFIX-KERNEL-NNN.json.
 
 usage: _compare_hosts.py SRC PREFIX N KERNEL ROLE DROP KEEP END DIR
 (or import it: load() and write_copies() do the same for several groups
@@ -26,7 +26,9 @@ def load(src):
 
 
 def write_copies(rows, prefix, n, kernel, role, drop, keep, end, dst, now=None):
-    """N host copies of rows as described above, written under dst."""
+    """N host copies of rows as described above, written under dst. The
+    boot_id names the kernel too: the same hosts copied again on another
+    kernel have rebooted into it."""
     now = time.time() if now is None else now
     nfile = 0
     for i in range(n):
@@ -36,13 +38,13 @@ def write_copies(rows, prefix, n, kernel, role, drop, keep, end, dst, now=None):
         for r in part:
             r = dict(r)
             r["host"] = "%s-%d" % (prefix, i)
-            r["boot_id"] = "boot-%s-%d" % (prefix, i)
+            r["boot_id"] = "boot-%s-%d-%s" % (prefix, i, kernel)
             r["ts"] = round(r["ts"] + shift, 3)
             r["kernel"] = kernel
             r["labels"] = {"role": role, "rack": "r%d" % (i % 2 + 1)}
             out.append(r)
         for k in range(0, len(out), 50):
-            with open("%s/%s-%03d.json" % (dst, prefix, nfile), "w") as f:
+            with open("%s/%s-%s-%03d.json" % (dst, prefix, kernel, nfile), "w") as f:
                 json.dump(out[k:k + 50], f)
             nfile += 1
 

@@ -26,9 +26,11 @@ printf '%s\n' "$ADMIN" >"$E2E_DIR/admin.token"
 WATCH=(--regression-every 1 --regression-window 900 --admin-token-file "$E2E_DIR/admin.token")
 
 # rollouts: the batches of each rollout in $E2E_DIR/NAME, from lines
-# "NAME RECORDING PREFIX HOSTS KERNEL ROLE" on stdin: HOSTS copies of
+# "NAME RECORDING PREFIX HOSTS KERNEL ROLE [END]" on stdin: HOSTS copies of
 # tests/corpus/real-RECORDING, host i replaying 30 samples from sample i on
-# (_compare_hosts.py), ending 3 s ago; one python process for all.
+# (_compare_hosts.py), ending END seconds ago (default 3). Lines with an
+# END of their own write to NAME/pre, which is posted first: the same hosts
+# earlier, on another kernel (a reboot into the new one).
 rollouts() {
 	python3 - "$E2E_ROOT/tests/e2e" "$CORPUS" "$E2E_DIR" <<PY
 import os, sys
@@ -38,11 +40,12 @@ traces = {}
 for line in """$(cat)""".split("\n"):
     if not line.strip():
         continue
-    name, rec, prefix, n, kernel, role = line.split()
+    name, rec, prefix, n, kernel, role, *end = line.split()
     if rec not in traces:
         traces[rec] = load("%s/real-%s.jsonl.gz" % (sys.argv[2], rec))
-    os.makedirs("%s/%s" % (sys.argv[3], name), exist_ok=True)
-    write_copies(traces[rec], prefix, int(n), kernel, role, 1, 30, 3, "%s/%s" % (sys.argv[3], name))
+    dst = "%s/%s%s" % (sys.argv[3], name, "/pre" if end else "")
+    os.makedirs(dst, exist_ok=True)
+    write_copies(traces[rec], prefix, int(n), kernel, role, 1, 30, float(end[0]) if end else 3, dst)
 PY
 }
 
@@ -68,12 +71,18 @@ lock_release() {
 	wait "$LOCKER_PID" 2>/dev/null
 }
 
-# post_rollout NAME: its batches, three at a time (a host's samples are in
-# order within its files), all 202; sets POSTED (Unix seconds after)
+# post_rollout NAME: its batches, NAME/pre first, three at a time (a
+# host's samples are in order within its files), all 202; sets POSTED
+# (Unix seconds after)
 post_rollout() {
-	ls "$E2E_DIR/$1"/*.json | xargs -P 3 -I{} curl -s -o /dev/null -w '%{http_code}\n' \
-		-H "Authorization: Bearer $E2E_TOKEN" -H 'Content-Type: application/json' \
-		--data-binary @{} "$E2E_URL/api/v1/samples" >"$E2E_DIR/codes"
+	: >"$E2E_DIR/codes"
+	local d
+	for d in "$E2E_DIR/$1/pre" "$E2E_DIR/$1"; do
+		[ -d "$d" ] || continue
+		ls "$d"/*.json | xargs -P 3 -I{} curl -s -o /dev/null -w '%{http_code}\n' \
+			-H "Authorization: Bearer $E2E_TOKEN" -H 'Content-Type: application/json' \
+			--data-binary @{} "$E2E_URL/api/v1/samples" >>"$E2E_DIR/codes"
+	done
 	check_eq "$(sort -u "$E2E_DIR/codes" | tr -d '\n')" 202 "every batch of the $1 rollout stored"
 	POSTED=$(date +%s.%N)
 }
@@ -124,6 +133,11 @@ healthy_a() { printf '%s idle ai 7 %s web\n%s streamread as 7 %s web\n%s cpubusy
 	healthy_a storm
 	echo "storm writeback bw 6 $B web"
 	healthy_a healthy
+	# B's healthy hosts ran A before, in a writeback storm that ended 7
+	# minutes ago, then rebooted into B: only their time on B is B's
+	echo "healthy writeback bi 2 $A web 420"
+	echo "healthy writeback bs 2 $A web 420"
+	echo "healthy writeback bc 2 $A web 420"
 	echo "healthy idle bi 2 $B web"
 	echo "healthy streamread bs 2 $B web"
 	echo "healthy cpubusy bc 2 $B web"
@@ -239,13 +253,16 @@ check_jq '.alerts | length == 1 and .[0].state == "resolved" and (.[0].ended_at 
 check "the resolve is held back by the silence" bash -c "for i in \$(seq 50); do [ \"\$(psql '$E2E_DB' -qtAc \"SELECT o.suppressed FROM notify_outbox o JOIN alerts a ON a.id = o.alert_id WHERE a.kind = 'kernel_regression' AND o.event = 'resolve' AND o.done_at IS NOT NULL\")\" = t ] && exit 0; sleep 0.2; done; exit 1"
 e2e_server_stop
 
-# ---- 6 healthy hosts on B: tested, no alert ----
+# ---- 6 healthy hosts on B (upgraded from A, where they stormed): tested,
+# no alert ----
 scenario healthy
 watch_after_post healthy
 BODY=$(release "$B")
 check_jq '.status == "tested" and .hosts == 6 and .worse == [] and ([.figures[] | select(.tested)] | length) >= 8' "healthy B: tested on every figure with data, nothing worse"
 req GET "/api/v1/alerts?kind=kernel_regression"
 check_jq '.alerts == []' "healthy B: no alert"
+req GET "/api/v1/alerts?kind=writeback_storm&limit=100"
+check_jq '[.alerts[] | select(.state == "resolved") | .host] | unique == ["bc-0","bc-1","bi-0","bi-1","bs-0","bs-1"]' "B's hosts stormed on A before their reboot into B (their alerts resolved by it)"
 e2e_server_stop
 
 # ---- one storming host among 6 on B: no alert ----

@@ -181,7 +181,10 @@ int main(void)
 	h3[0].id = 1;
 	h3[0].from_ms = B0 + STEP + 120000;
 	h3[1].id = 2;
-	struct compare *c3 = compare_new(h3, side3, 2, NULL, 0, 3);
+	/* host 1's writeback_storm alert, open from bucket 0 to 3 min into
+	 * bucket 1: only its minute after from_ms counts */
+	struct cmp_alert al3[1] = { { 1, "writeback_storm", B0 + 60000, B0 + STEP + 180000 } };
+	struct compare *c3 = compare_new(h3, side3, 2, al3, 1, 3);
 	CHECK(c3 != NULL);
 	row(c3, 1, 0, 100, 100, 50);	/* dropped */
 	row(c3, 1, 1, 100, 50, 4);
@@ -216,6 +219,16 @@ int main(void)
 			fsw = f;
 	}
 	CHECK(fsw >= 0 && !compare_host_value(c3, fsw, 0, &x));	/* no value */
+	int fmin = -1;
+	for (int f = 0; f < compare_nfig(c3); f++) {
+		struct compare_fig d;
+		compare_fig_info(c3, f, &d);
+		if (strcmp(d.name, "alert_minutes_writeback_storm") == 0)
+			fmin = f;
+	}
+	/* buckets 1 and 2: 1 minute x 288, then 0 */
+	CHECK(fmin >= 0 && compare_host_value(c3, fmin, 0, &x));
+	CHECK(fabs(x - 288.0 / 2) < 1e-9);
 	compare_free(c3);
 	return harness_report("test_compare");
 }
