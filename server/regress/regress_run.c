@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_RELEASES 200	/* releases looked at per run (the most hosts first) */
 
@@ -46,6 +47,7 @@ struct run {
 	int *side, *stratum;
 	int tests;		/* p values in the Holm family */
 	json_t *opened, *refreshed, *resolved;	/* release names */
+	struct timespec t0;	/* monotonic start, for the report's duration */
 	char *err;
 	size_t errlen;
 };
@@ -174,6 +176,7 @@ static int begin(struct run *r, struct store *st, PGconn *c, const struct regres
 {
 	*r = (struct run){ .st = st, .c = c, .s = s, .now = now_ms, .since = now_ms - s->window_ms, .base = -1,
 			   .err = err, .errlen = errlen };
+	clock_gettime(CLOCK_MONOTONIC, &r->t0);
 	int rc = store_compare_hosts(st, r->since, r->now, &r->h, &r->n, err, errlen);
 	if (rc == STORE_OK)
 		rc = group_releases(r);
@@ -359,6 +362,10 @@ static json_t *report_json(const struct run *r)
 {
 	char at[40], since[40];
 	json_t *rels = json_array(), *base;
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double ms = (double)(t1.tv_sec - r->t0.tv_sec) * 1000 + (double)(t1.tv_nsec - r->t0.tv_nsec) / 1e6;
 
 	for (size_t i = 0; rels && i < r->nrel; i++)
 		if (json_array_append_new(rels, release_json(r, &r->rel[i])) < 0) {
@@ -376,8 +383,9 @@ static json_t *report_json(const struct run *r)
 		base = json_null();
 	alert_time_format(r->now, at, sizeof(at));
 	alert_time_format(r->since, since, sizeof(since));
-	return json_pack("{s:s,s:f,s:I,s:s,s:i,s:o,s:f,s:s,s:i,s:o*,s:o*,s:{s:O,s:O,s:O}}",
-			 "run_at", at, "run_ts", (double)r->now / 1000, "window_s", (json_int_t)(r->s->window_ms / 1000),
+	return json_pack("{s:s,s:f,s:f,s:I,s:s,s:i,s:o,s:f,s:s,s:i,s:o*,s:o*,s:{s:O,s:O,s:O}}",
+			 "run_at", at, "run_ts", (double)r->now / 1000, "duration_ms", round(ms * 10) / 10,
+			 "window_s", (json_int_t)(r->s->window_ms / 1000),
 			 "since", since, "min_hosts", r->s->min_hosts,
 			 "stratify", r->s->stratify ? json_string(r->s->stratify) : json_null(),
 			 "alpha", REGRESS_ALPHA, "correction", "holm", "tests", r->tests, "baseline", base,
