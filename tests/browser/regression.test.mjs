@@ -10,7 +10,7 @@
 //
 // env: VMSCOPE_URL, OUT (screenshots), CHROMIUM, REG_A, REG_B, REG_MARK
 //      (the figure names of the alert's evidence, comma separated)
-import { chromium } from "playwright-core";
+import { session } from "./harness.mjs";
 import { mkdirSync } from "node:fs";
 
 const BASE = process.env.VMSCOPE_URL;
@@ -23,34 +23,9 @@ if (!BASE || !A || !B || !MARK.length) {
 }
 mkdirSync(OUT, { recursive: true });
 
-let passed = 0, failed = 0;
-function check(name, cond, detail = "") {
-  if (cond) { passed++; console.log("ok   " + name); }
-  else { failed++; console.log("FAIL " + name + (detail ? ": " + detail : "")); }
-}
+const { page, check, until, run } = await session();
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-});
-const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
-const blocked = [];
-await context.route("**/*", (route) => {
-  const u = new URL(route.request().url());
-  if (u.protocol === "data:" || u.hostname === "127.0.0.1") return route.continue();
-  blocked.push(u.href);
-  return route.abort();
-});
-const page = await context.newPage();
-const errors = [];
-page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
-page.on("pageerror", (e) => errors.push(String(e)));
-
-async function until(fn, arg, ms = 20000) {
-  try { await page.waitForFunction(fn, arg, { timeout: ms }); return true; } catch (_) { return false; }
-}
-
-async function run() {
+async function test() {
   // ---- the banner above the fleet table
   await page.goto(BASE + "/#/fleet");
   check("the fleet view shows a kernel-regression banner",
@@ -99,13 +74,4 @@ async function run() {
   check("its figures as a table", card?.figs === MARK.length, String(card?.figs));
 }
 
-try {
-  await run();
-} catch (e) {
-  check("the browser test ran to its end", false, String(e));
-}
-check("no console error", errors.length === 0, errors.join(" | ").slice(0, 500));
-check("no request left 127.0.0.1", blocked.length === 0, blocked.join(" "));
-await browser.close();
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+await run(test);

@@ -190,18 +190,8 @@ check_jq '[.hosts[].host] | index("") == null and length == 26' "the fleet lists
 # fleet table, its link to the compare page with the alert's figures
 # marked, the alert on the alerts view
 "$E2E_ROOT/scripts/web-deps.sh" >/dev/null || bad "scripts/web-deps.sh failed"
-env VMSCOPE_URL="$E2E_URL" OUT="${OUT:-$E2E_ROOT/tests/out}" REG_A="$A" REG_B="$B" \
-	REG_MARK="$(jq -r '[.evidence.figures[].name] | join(",")' <<<"$ALERT")" \
-	node "$E2E_ROOT/tests/browser/regression.test.mjs" >"$E2E_DIR/browser.out" 2>&1
-grep -vE '^[0-9]+ passed, [0-9]+ failed$' "$E2E_DIR/browser.out"
-summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$E2E_DIR/browser.out" | tail -1)
-if [ -z "$summary" ]; then
-	bad "regression.test.mjs printed no summary"
-else
-	read -r bp _ bf _ <<<"$summary"
-	E2E_PASS=$((E2E_PASS + bp))
-	E2E_FAIL=$((E2E_FAIL + bf))
-fi
+e2e_run_browser "$E2E_ROOT/tests/browser/regression.test.mjs" REG_A="$A" REG_B="$B" \
+	REG_MARK="$(jq -r '[.evidence.figures[].name] | join(",")' <<<"$ALERT")"
 
 # silences: one for a host does not touch it; one by kind and subject does
 req POST /api/v1/silences -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' \
