@@ -1,4 +1,4 @@
-/* silence.h - silences (schema/040_notify.sql, 090_fleet_alerts.sql): a
+/* silence.h - silences (schema/040_notify.sql, 092_fleet_alerts.sql): a
  * host, a cgroup, a kind and a subject, each optional (but a host or a
  * kind is required, and a cgroup only with its host), and an end time. While a silence is active (starts_at <= now
  * < until, not ended) the alerts it matches are still recorded and shown

@@ -19,7 +19,7 @@
 #include "liveness_store.h"
 #include "store.h"
 
-/* The columns of the unique index of open alerts (schema/090_fleet_alerts.sql),
+/* The columns of the unique index of open alerts (schema/092_fleet_alerts.sql),
  * for ON CONFLICT: one open alert per (host, cgroup, kind, subject). */
 #define ALERT_OPEN_KEY "(host, (coalesce(cgroup, '')), kind, (coalesce(subject, '')))"
 

@@ -1,6 +1,6 @@
 /* regress_store.h - what the kernel-regression watch (server/regress/) keeps
  * in PostgreSQL: its one-row table regression_watch (a pinned baseline, the
- * last run's report and time; schema/090_fleet_alerts.sql), the host-hours
+ * last run's report and time; schema/092_fleet_alerts.sql), the host-hours
  * of each release, when a host began its current release (host_meta), and
  * its fleet alerts (alerts with host '', subject the release).
  *

@@ -1,4 +1,4 @@
--- 090_fleet_alerts.sql - alerts about the fleet rather than one host (the
+-- 092_fleet_alerts.sql - alerts about the fleet rather than one host (the
 -- kernel-regression watch: server/regress/, docs/detectors.md "Kernel
 -- regressions"), silences that can match them, and the watch's own state.
 --
