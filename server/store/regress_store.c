@@ -254,7 +254,7 @@ int regress_store_resolve(PGconn *c, const char *release, int64_t at_ms, char *e
 
 	snprintf(at, sizeof(at), "%" PRId64, at_ms);
 	const char *v[2] = { release, at };
-	return store_q(c, "UPDATE alerts SET state = 'resolved', ended_at = greatest(started_at, " TS_FROM_MS("$2")
+	return store_q(c, "UPDATE alerts SET state = 'resolved', ended_at = greatest(opened_at, " TS_FROM_MS("$2")
 			  "), updated_at = now() WHERE host = '' AND kind = " KIND " AND subject = $1 "
 			  "AND state = 'open'", 2, v, 0, NULL, "resolve kernel_regression", err, errlen);
 }
