@@ -9,7 +9,9 @@
 #   figures, with its evidence; notified, silenced by kind and subject (no
 #   host), resolved when B's hosts leave the fleet; the baseline pinned
 #   and unpinned (admin token);
-# - 6 hosts on B replaying healthy recordings: tested, no alert;
+# - 6 hosts on B replaying healthy recordings: tested, no alert; of the
+#   open alerts an earlier run left, the one last confirmed more than a
+#   window ago resolves, the one confirmed less than a window ago stays;
 # - 1 storm host among 6 on B: tested, no alert;
 # - A on 17 "web" hosts (healthy) and 3 "db" hosts (the storm), B on 6
 #   "db" hosts (the storm): with --regression-stratify role no alert (the
@@ -90,13 +92,15 @@ post_rollout() {
 # watch_after_post NAME [SERVER ARGS]: a server with the watch on, the
 # rollout posted while another session holds the watch's lock (no run may
 # happen then: the watch sees all of the rollout or none), then the lock
-# given back and the first run waited for
+# given back and the first run waited for. BEFORE_RUN (a command), when
+# set, runs just before the lock is given back.
 watch_after_post() {
 	local name=$1
 	shift
 	lock_hold
 	e2e_server_start "${WATCH[@]}" "$@"
 	post_rollout "$name"
+	[ -z "${BEFORE_RUN:-}" ] || $BEFORE_RUN
 	sleep 1.5
 	req GET /api/v1/regression
 	check_jq '.last_run == null' "no run while another session holds the lock"
@@ -244,13 +248,29 @@ check "the resolve is held back by the silence" bash -c "for i in \$(seq 50); do
 e2e_server_stop
 
 # ---- 6 healthy hosts on B (upgraded from A, where they stormed): tested,
-# no alert ----
+# no alert; open alerts an earlier run left: B's, last confirmed more than
+# a window (900 s) ago, resolves; A's, confirmed 300 s ago, stays open ----
+# seed_alerts: those two alerts, as regress_store_raise writes them
+seed_alerts() {
+	local r ago
+	for r in "$B 1000" "$A 300"; do
+		set -- $r
+		psql "$E2E_DB" -qtA -v rel="$1" -v ago="$2" >/dev/null <<'SQL' || bad "could not seed the alert of $1"
+INSERT INTO alerts (host, kind, subject, severity, state, started_at, opened_at, updated_at, summary, evidence)
+VALUES ('', 'kernel_regression', :'rel', 'warning', 'open', now() - interval '1 hour', now() - interval '1 hour',
+	now() - make_interval(secs => :ago), :'rel' || ' vs another: writeback worse',
+	jsonb_build_object('release', :'rel', 'confirmed_ts', extract(epoch FROM now()) - :ago))
+SQL
+	done
+}
 scenario healthy
-watch_after_post healthy
+BEFORE_RUN=seed_alerts watch_after_post healthy
 BODY=$(release "$B")
 check_jq '.status == "tested" and .hosts == 6 and .worse == [] and ([.figures[] | select(.tested)] | length) >= 8' "healthy B: tested on every figure with data, nothing worse"
-req GET "/api/v1/alerts?kind=kernel_regression"
-check_jq '.alerts == []' "healthy B: no alert"
+req GET /api/v1/regression
+check_jq '.last_run.alerts == {"opened":[],"refreshed":[],"resolved":[$ENV.B]}' "healthy B: no alert opened; B's alert, not worse for a whole window, resolved"
+req GET "/api/v1/alerts?kind=kernel_regression&state=all"
+check_jq '[.alerts[] | {subject, state}] | sort_by(.subject) == [{"subject":$ENV.A,"state":"open"},{"subject":$ENV.B,"state":"resolved"}]' "healthy B: only the seeded alerts; A's, confirmed less than a window ago, still open"
 req GET "/api/v1/alerts?kind=writeback_storm&limit=100"
 check_jq '[.alerts[] | select(.state == "resolved") | .host] | unique == ["bc-0","bc-1","bi-0","bi-1","bs-0","bs-1"]' "B's hosts stormed on A before their reboot into B (their alerts resolved by it)"
 e2e_server_stop
