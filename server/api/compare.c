@@ -326,8 +326,8 @@ int compare_add_row(void *ctx, int32_t host_id, int64_t bucket_ms, const double 
 		return 0;
 	size_t hi = (size_t)hl;
 	int64_t from = c->h[hi].from_ms;
-	if (from > 0 && bucket_ms < from - from % ROLLUP_STEP_MS)
-		return 0;	/* before the host's group began (compare.h) */
+	if (from > 0 && bucket_ms < from)
+		return 0;	/* before or across the start of the host's group (compare.h) */
 	bad |= put_eff(c, hi, F_KSWAPD_EFF, v[CMP_STEAL_K], v[CMP_SCAN_K]);
 	bad |= put_eff(c, hi, F_DIRECT_EFF, v[CMP_STEAL_D], v[CMP_SCAN_D]);
 	bad |= put_rate(c, hi, F_SCAN_K, v[CMP_SCAN_K]);
@@ -354,11 +354,11 @@ int compare_add_row(void *ctx, int32_t host_id, int64_t bucket_ms, const double 
 	bad |= put_rate(c, hi, F_PSI_IO_SOME, v[CMP_PSI_IO_SOME]);
 	bad |= put_rate(c, hi, F_PSI_IO_FULL, v[CMP_PSI_IO_FULL]);
 
-	/* alert minutes of each kind inside [bucket, bucket + 5 min), and
-	 * not before the host's group began */
+	/* alert minutes of each kind inside [bucket, bucket + 5 min): a
+	 * bucket kept starts at or after the host's group began */
 	if (c->nkinds) {
 		double mins[COMPARE_MAX_KINDS] = { 0 };
-		int64_t b0 = bucket_ms > from ? bucket_ms : from, b1 = bucket_ms + ROLLUP_STEP_MS;
+		int64_t b0 = bucket_ms, b1 = bucket_ms + ROLLUP_STEP_MS;
 		for (size_t i = c->al_from[hi]; i < c->al_to[hi]; i++) {
 			const struct cmp_alert *a = &c->al[i];
 			int k = c->al_kind[i];

@@ -36,9 +36,11 @@ struct compare_fig {
 
 /* hosts[0..n) sorted by id (store_compare_hosts); side[i] is 0 for group
  * a, 1 for group b, -1 for a host outside both. A host's from_ms, when
- * non-zero, drops its rollup buckets that start before the bucket holding
- * from_ms and its alert minutes before from_ms (the watch counts a host
- * only since it runs its release). alerts[0..nalerts)
+ * non-zero, drops its rollup buckets that start before from_ms, the one
+ * holding it too (its samples before from_ms are of the host's previous
+ * release, a rollup cannot part them), and so its alert minutes before
+ * the first bucket kept (the watch counts a host only since it runs its
+ * release). alerts[0..nalerts)
  * (store_compare_alerts) give the alert_minutes_<kind> figures. buckets:
  * the most rollup buckets a host can have in the window (sizes the first
  * allocation of the value arrays). Borrows hosts, side and alerts until

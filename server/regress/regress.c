@@ -137,7 +137,8 @@ static size_t host_values(const struct compare *c, int f, const int *stratum, in
 	return k;
 }
 
-int regress_figure(const struct compare *c, int f, const int *stratum, int nstrata, struct regress_fig *out)
+int regress_figure(const struct compare *c, int f, const int *stratum, int nstrata, int min_rel,
+		   struct regress_fig *out)
 {
 	struct compare_fig d;
 	size_t nh = compare_nhosts(c);
@@ -179,7 +180,7 @@ int regress_figure(const struct compare *c, int f, const int *stratum, int nstra
 		}
 	}
 	rc = 0;
-	if (!na || !nb) {
+	if (!na || !nb || nb < (size_t)(min_rel > 0 ? min_rel : 1)) {
 		out->base.hosts = (int)na;
 		out->rel.hosts = (int)nb;
 		goto out;

@@ -40,6 +40,8 @@ struct run {
 	size_t nrel;
 	long base;		/* index in rel, -1 none */
 	char *pinned;		/* owned */
+	int pin_hosts;		/* the pinned release's hosts in the window */
+	bool pin_ignored;	/* pinned, but with too few hosts: host-hours chose */
 	const char *base_source;
 	double base_hours;
 	struct regress_fig *figs;
@@ -97,8 +99,10 @@ static int group_releases(struct run *r)
 	return STORE_OK;
 }
 
-/* The pinned baseline, else the release with the most host-hours over
- * REGRESS_BASELINE_DAYS among those with enough hosts in the window. */
+/* The pinned baseline while it has enough hosts in the window, else the
+ * release with the most host-hours over REGRESS_BASELINE_DAYS among those
+ * with enough hosts: a pin whose release left the fleet (the rollout it
+ * guarded is done) or never ran in it (a typo) must not stop the watch. */
 static int choose_baseline(struct run *r)
 {
 	int64_t since_run;
@@ -108,9 +112,14 @@ static int choose_baseline(struct run *r)
 	if (rc != STORE_OK)
 		return rc;
 	if (r->pinned) {
-		r->base_source = "pinned";
-		r->base = find_release(r, r->pinned);
-		return STORE_OK;
+		long k = find_release(r, r->pinned);
+		r->pin_hosts = k >= 0 ? r->rel[k].hosts : 0;
+		if (r->pin_hosts >= r->s->min_hosts) {
+			r->base_source = "pinned";
+			r->base = k;
+			return STORE_OK;
+		}
+		r->pin_ignored = true;
 	}
 	r->base_source = "host-hours";
 	struct regress_hours *hh = NULL;
@@ -240,7 +249,7 @@ static int test_release(struct run *r, struct release *x)
 		if (!regress_watched(d.name, &w))
 			continue;
 		struct regress_fig *g = new_fig(r);
-		if (!g || regress_figure(c, f, r->s->stratify ? r->stratum : NULL, nstrata, g) < 0) {
+		if (!g || regress_figure(c, f, r->s->stratify ? r->stratum : NULL, nstrata, r->s->min_hosts, g) < 0) {
 			compare_free(c);
 			return oom(r);
 		}
@@ -358,6 +367,12 @@ static json_t *release_json(const struct run *r, const struct release *x)
 	return o;
 }
 
+/* {"release", "hosts", "min_hosts"}: the pin a run could not use */
+static json_t *pin_ignored_json(const struct run *r)
+{
+	return json_pack("{s:s,s:i,s:i}", "release", r->pinned, "hosts", r->pin_hosts, "min_hosts", r->s->min_hosts);
+}
+
 static json_t *report_json(const struct run *r)
 {
 	char at[40], since[40];
@@ -375,12 +390,16 @@ static json_t *report_json(const struct run *r)
 	if (r->base >= 0)
 		base = json_pack("{s:s,s:s,s:i,s:o}", "release", r->rel[r->base].name, "source", r->base_source,
 				 "hosts", r->rel[r->base].hosts,
-				 "host_hours", r->pinned ? json_null() : json_real(r->base_hours));
+				 "host_hours", r->pin_ignored || !r->pinned ? json_real(r->base_hours) : json_null());
 	else if (r->pinned)
-		base = json_pack("{s:s,s:s,s:i,s:n}", "release", r->pinned, "source", "pinned", "hosts", 0,
-				 "host_hours");
+		base = json_pack("{s:n,s:s,s:i,s:n}", "release", "source", r->base_source, "hosts", 0, "host_hours");
 	else
 		base = json_null();
+	if (base && r->pin_ignored &&
+	    json_object_set_new(base, "pin_ignored", pin_ignored_json(r)) < 0) {
+		json_decref(base);
+		base = NULL;
+	}
 	alert_time_format(r->now, at, sizeof(at));
 	alert_time_format(r->since, since, sizeof(since));
 	return json_pack("{s:s,s:f,s:f,s:I,s:s,s:i,s:o,s:f,s:s,s:i,s:o*,s:o*,s:{s:O,s:O,s:O}}",
@@ -439,6 +458,10 @@ int regress_run(struct store *st, PGconn *c, const struct regress_settings *s, i
 		rc = oom(&r);
 		goto out;
 	}
+	if (r.pin_ignored)
+		log_warn("regression watch: the pinned baseline %s has %d hosts in the window (fewer than %d): "
+			 "comparing with %s (the most host-hours) instead; pin another or unpin", r.pinned,
+			 r.pin_hosts, s->min_hosts, r.base >= 0 ? r.rel[r.base].name : "nothing");
 	bool base_ok = r.base >= 0 && r.rel[r.base].hosts >= s->min_hosts;
 	for (size_t i = 0; rc == STORE_OK && i < r.nrel; i++) {
 		struct release *x = &r.rel[i];
@@ -447,8 +470,7 @@ int regress_run(struct store *st, PGconn *c, const struct regress_settings *s, i
 		else if (x->hosts < s->min_hosts)
 			x->status = "too few hosts";
 		else if (!base_ok)
-			x->status = r.base < 0 && !r.pinned ? "no baseline with enough hosts"
-							    : "the baseline has too few hosts";
+			x->status = "no baseline with enough hosts";
 		else
 			rc = test_release(&r, x);
 	}
@@ -500,12 +522,16 @@ int regress_baseline(struct store *st, PGconn *c, const struct regress_settings 
 	if (rc == STORE_OK)
 		rc = regress_store_read(c, &pin, &report, err, errlen);
 	if (rc == STORE_OK) {
-		const char *name = r.base >= 0 ? r.rel[r.base].name : r.pinned;
+		const char *name = r.base >= 0 ? r.rel[r.base].name : NULL;
 		*out = json_pack("{s:o,s:s,s:b,s:O,s:O,s:i,s:O}", "release", name ? json_string(name) : json_null(),
 				 "source", r.base_source, "pinned", r.pinned != NULL,
 				 "pinned_at", json_object_get(pin, "pinned_at"),
 				 "pinned_by", json_object_get(pin, "pinned_by"),
 				 "hosts", r.base >= 0 ? r.rel[r.base].hosts : 0, "host_hours", hours);
+		if (*out && r.pin_ignored && json_object_set_new(*out, "pin_ignored", pin_ignored_json(&r)) < 0) {
+			json_decref(*out);
+			*out = NULL;
+		}
 		if (!*out)
 			rc = oom(&r);
 	}

@@ -1,9 +1,10 @@
 /* regress_run.h - one run of the kernel-regression watch (docs/detectors.md
  * "Kernel regressions"): the hosts reporting in the window grouped by
- * kernel release, the baseline release (pinned, else the one with the
- * most host-hours over 7 days among those with enough hosts now), every
- * other release with enough hosts compared with it through compare.h and
- * tested by regress.h (one Holm family per run), then the fleet alerts
+ * kernel release, the baseline release (pinned while it has enough
+ * hosts, else the one with the most host-hours over 7 days among those
+ * with enough hosts now), every other release with enough hosts
+ * compared with it through compare.h and tested by regress.h (one Holm
+ * family per run), then the fleet alerts
  * raised, refreshed or resolved and the run's report recorded, in one
  * transaction.
  *
@@ -37,7 +38,9 @@ int regress_run(struct store *st, PGconn *c, const struct regress_settings *s, i
  * "source" ("pinned" or "host-hours"), "pinned" (bool), "pinned_at",
  * "pinned_by", "hosts" (in the window), "host_hours": [{"release",
  * "host_hours", "hosts"}] (the releases with the most host-hours over 7
- * days, at most 20)}. *out new reference. STORE_* code. */
+ * days, at most 20)}, and "pin_ignored" {"release", "hosts",
+ * "min_hosts"} when the pinned release has too few hosts in the window
+ * (the host-hours choice then). *out new reference. STORE_* code. */
 int regress_baseline(struct store *st, PGconn *c, const struct regress_settings *s, int64_t now_ms, json_t **out,
 		     char *err, size_t errlen);
 

@@ -165,14 +165,17 @@ int regress_store_kernel_since(PGconn *c, struct cmp_host *h, size_t n, int64_t 
 	}
 	snprintf(u, sizeof(u), "%" PRId64, until_ms);
 	const char *v[3] = { (const char *)ids.p, (const char *)ks.p, u };
-	/* the last record of another kernel at or before until, then the
-	 * first record after it: where the current kernel began */
+	/* the last record of another kernel at or before until (a record's
+	 * ts is the newest sample of the batch that moved the host to it),
+	 * then the host's first sample after it: where the current kernel
+	 * began (its first record is the end of its first batch, later) */
 	rc = store_q(c,
 		"WITH cur AS (SELECT * FROM unnest($1::int[], $2::text[]) AS c(id, k)), "
 		"prev AS (SELECT hm.host_id, max(hm.ts_ms) AS t FROM host_meta hm JOIN cur ON cur.id = hm.host_id "
 		"  WHERE hm.ts_ms <= $3::bigint AND hm.kernel IS DISTINCT FROM cur.k GROUP BY hm.host_id) "
-		"SELECT hm.host_id, min(hm.ts_ms) FROM host_meta hm JOIN prev ON prev.host_id = hm.host_id "
-		"WHERE hm.ts_ms > prev.t AND hm.ts_ms <= $3::bigint GROUP BY hm.host_id",
+		"SELECT prev.host_id, coalesce(f.ts_ms, $3::bigint) FROM prev LEFT JOIN LATERAL "
+		"  (SELECT s.ts_ms FROM samples s WHERE s.host_id = prev.host_id AND s.ts_ms > prev.t "
+		"   AND s.ts_ms <= $3::bigint ORDER BY s.ts_ms LIMIT 1) f ON true",
 		3, v, 0, &r, "read when hosts changed kernel", err, errlen);
 	cbuf_release(&ids);
 	cbuf_release(&ks);

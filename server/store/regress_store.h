@@ -51,8 +51,9 @@ int regress_store_host_hours(PGconn *c, int64_t now_ms, int64_t span_ms, struct 
 void regress_hours_free(struct regress_hours *h, size_t n);
 
 /* For each of hosts h[0..n) that ran another kernel before the one it has
- * at until (host_meta), sets from_ms to the first record of its current
- * kernel (compare.h drops the buckets before it); others keep from_ms. */
+ * at until (host_meta), sets from_ms to its first sample on its current
+ * kernel (until when it has none by then; compare.h drops the buckets
+ * that start before it); others keep from_ms. */
 int regress_store_kernel_since(PGconn *c, struct cmp_host *h, size_t n, int64_t until_ms, char *err,
 			       size_t errlen);
 

@@ -9,7 +9,8 @@
 #   figures, with its evidence; notified, silenced by kind and subject (no
 #   host), resolved when B's hosts leave the fleet; the baseline pinned
 #   and unpinned (admin token);
-# - 6 hosts on B replaying healthy recordings: tested, no alert; of the
+# - 6 hosts on B replaying healthy recordings, rebooted into B from a
+#   writeback storm on A in the same rollup bucket: tested, no alert; of the
 #   open alerts an earlier run left, the one last confirmed more than a
 #   window ago resolves, the one confirmed less than a window ago stays;
 # - 1 storm host among 6 on B: tested, no alert;
@@ -32,22 +33,31 @@ WATCH=(--regression-every 1 --regression-window 900 --admin-token-file "$E2E_DIR
 # tests/corpus/real-RECORDING, host i replaying 30 samples from sample i on
 # (_compare_hosts.py), ending END seconds ago (default 3). Lines with an
 # END of their own write to NAME/pre, which is posted first: the same hosts
-# earlier, on another kernel (a reboot into the new one).
+# earlier, on another kernel (a reboot into the new one). A line "align
+# NAME S" moves the rollout NAME's clock back (by less than 5 minutes) so
+# that its samples ending 3 s "ago" end S seconds after a 5-minute rollup
+# boundary.
 rollouts() {
 	python3 - "$E2E_ROOT/tests/e2e" "$CORPUS" "$E2E_DIR" <<PY
-import os, sys
+import os, sys, time
 sys.path.insert(0, sys.argv[1])
 from _compare_hosts import load, write_copies
-traces = {}
-for line in """$(cat)""".split("\n"):
-    if not line.strip():
+traces, clock, now = {}, {}, time.time()
+lines = [l.split() for l in """$(cat)""".split("\n") if l.strip()]
+for l in lines:
+    if l[0] == "align":
+        s = float(l[2])
+        clock[l[1]] = (now - 3 - s) // 300 * 300 + s + 3
+for l in lines:
+    if l[0] == "align":
         continue
-    name, rec, prefix, n, kernel, role, *end = line.split()
+    name, rec, prefix, n, kernel, role, *end = l
     if rec not in traces:
         traces[rec] = load("%s/real-%s.jsonl.gz" % (sys.argv[2], rec))
     dst = "%s/%s%s" % (sys.argv[3], name, "/pre" if end else "")
     os.makedirs(dst, exist_ok=True)
-    write_copies(traces[rec], prefix, int(n), kernel, role, 1, 30, float(end[0]) if end else 3, dst)
+    write_copies(traces[rec], prefix, int(n), kernel, role, 1, 30, float(end[0]) if end else 3, dst,
+                 now=clock.get(name, now))
 PY
 }
 
@@ -137,11 +147,14 @@ healthy_a() { printf '%s idle ai 7 %s web\n%s streamread as 7 %s web\n%s cpubusy
 	healthy_a storm
 	echo "storm writeback bw 6 $B web"
 	healthy_a healthy
-	# B's healthy hosts ran A before, in a writeback storm that ended 7
-	# minutes ago, then rebooted into B: only their time on B is B's
-	echo "healthy writeback bi 2 $A web 420"
-	echo "healthy writeback bs 2 $A web 420"
-	echo "healthy writeback bc 2 $A web 420"
+	# B's healthy hosts ran A before, in a writeback storm (58 s) until a
+	# few seconds before their first sample on B (58 s, 29 s), a 5-minute
+	# rollup boundary 20 s before their newest: the bucket before it holds
+	# the storm and the reboot into B, only the one after is B's alone
+	echo "align healthy 20"
+	echo "healthy writeback bi 2 $A web 65"
+	echo "healthy writeback bs 2 $A web 65"
+	echo "healthy writeback bc 2 $A web 65"
 	echo "healthy idle bi 2 $B web"
 	echo "healthy streamread bs 2 $B web"
 	echo "healthy cpubusy bc 2 $B web"
@@ -230,8 +243,18 @@ wait_run
 check_jq '.last_run.baseline == {"release":$ENV.B,"source":"pinned","hosts":6,"host_hours":null} and .pinned.release == $ENV.B' "the run used the pinned baseline"
 BODY=$(release "$A")
 check_jq '.status == "tested" and .worse == []' "A against B: tested, nothing worse"
+# a pin on a release no host runs (gone after its rollout, or mistyped)
+# does not stop the watch: the runs use the host-hours choice and say so
+req PUT /api/v1/regression/baseline -H "Authorization: Bearer $ADMIN" --data-binary '{"release":"6.1.0-99-amd64"}'
+check_status 200 "pin a release no host runs"
+check_jq '.release == $ENV.A and .source == "host-hours" and .pinned and .pin_ignored == {"release":"6.1.0-99-amd64","hosts":0,"min_hosts":5}' "the baseline answer: A (host-hours), the pin ignored"
+POSTED=$(date +%s.%N)
+wait_run
+check_jq '.last_run.baseline.release == $ENV.A and .last_run.baseline.source == "host-hours" and .last_run.baseline.pin_ignored.release == "6.1.0-99-amd64"' "the run compared with A and reports the ignored pin"
+check_jq '.last_run.alerts.refreshed == [$ENV.B]' "B still tested and found worse"
+check "the server log warns of the ignored pin" grep -q "the pinned baseline 6.1.0-99-amd64 has 0 hosts in the window" "$E2E_LOG"
 req PUT /api/v1/regression/baseline -H "Authorization: Bearer $ADMIN" --data-binary '{"release":null}'
-check_jq '.release == $ENV.A and .source == "host-hours" and .pinned == false' "unpinned: A again"
+check_jq '.release == $ENV.A and .source == "host-hours" and .pinned == false and .pin_ignored == null' "unpinned: A again"
 
 # B's hosts leave the fleet: the alert resolves; its resolve is held back
 # by the silence
@@ -247,8 +270,8 @@ check_jq '.alerts | length == 1 and .[0].state == "resolved" and (.[0].ended_at 
 check "the resolve is held back by the silence" bash -c "for i in \$(seq 50); do [ \"\$(psql '$E2E_DB' -qtAc \"SELECT o.suppressed FROM notify_outbox o JOIN alerts a ON a.id = o.alert_id WHERE a.kind = 'kernel_regression' AND o.event = 'resolve' AND o.done_at IS NOT NULL\")\" = t ] && exit 0; sleep 0.2; done; exit 1"
 e2e_server_stop
 
-# ---- 6 healthy hosts on B (upgraded from A, where they stormed): tested,
-# no alert; open alerts an earlier run left: B's, last confirmed more than
+# ---- 6 healthy hosts on B (upgraded from A, where they stormed until
+# just before, in the same rollup bucket): tested, no alert; open alerts an earlier run left: B's, last confirmed more than
 # a window (900 s) ago, resolves; A's, confirmed 300 s ago, stays open ----
 # seed_alerts: those two alerts, as regress_store_raise writes them
 seed_alerts() {
@@ -267,6 +290,7 @@ scenario healthy
 BEFORE_RUN=seed_alerts watch_after_post healthy
 BODY=$(release "$B")
 check_jq '.status == "tested" and .hosts == 6 and .worse == [] and ([.figures[] | select(.tested)] | length) >= 8' "healthy B: tested on every figure with data, nothing worse"
+check_jq '.figures[] | select(.name == "immediate_reclaim") | .tested and .median_release < 50' "healthy B: immediate reclaim from B's own samples (the storm on A ~1700/s)"
 req GET /api/v1/regression
 check_jq '.last_run.alerts == {"opened":[],"refreshed":[],"resolved":[$ENV.B]}' "healthy B: no alert opened; B's alert, not worse for a whole window, resolved"
 req GET "/api/v1/alerts?kind=kernel_regression&state=all"

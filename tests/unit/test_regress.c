@@ -82,8 +82,8 @@ static void test_clear_regression(void)
 	for (int i = 0; i < 6; i++)
 		rows(c, 21 + i, CMP_PSI_SOME, 9.5 + 0.2 * i);
 
-	struct regress_fig g[2];
-	CHECK_INT(regress_figure(c, fig_index(c, "psi_memory_some"), NULL, 0, &g[0]), 0);
+	struct regress_fig g[2], x;
+	CHECK_INT(regress_figure(c, fig_index(c, "psi_memory_some"), NULL, 0, 5, &g[0]), 0);
 	CHECK(g[0].tested && g[0].worse_side && g[0].effect);
 	CHECK_STR(g[0].method, "mann-whitney-u");
 	CHECK_INT(g[0].base.hosts, 20);
@@ -95,12 +95,14 @@ static void test_clear_regression(void)
 	CHECK(fabs(g[0].diff - (10.0 - 0.195)) < 1e-9);
 	CHECK(fabs(g[0].base.p95 - (0.1 + 0.01 * 18.05)) < 1e-9);
 	CHECK_STR(g[0].watch.theme, "memory pressure");
+	/* fewer release hosts with a value than asked for: not tested */
+	CHECK_INT(regress_figure(c, fig_index(c, "psi_memory_some"), NULL, 0, 7, &x), 0);
+	CHECK(!x.tested && isnan(x.p) && x.rel.hosts == 6 && x.base.hosts == 20);
 	/* a figure without values: not tested */
-	CHECK_INT(regress_figure(c, fig_index(c, "swap_in"), NULL, 0, &g[1]), 0);
+	CHECK_INT(regress_figure(c, fig_index(c, "swap_in"), NULL, 0, 5, &g[1]), 0);
 	CHECK(!g[1].tested && isnan(g[1].p));
 	/* not watched: -1 */
-	struct regress_fig x;
-	CHECK_INT(regress_figure(c, fig_index(c, "scan_kswapd"), NULL, 0, &x), -1);
+	CHECK_INT(regress_figure(c, fig_index(c, "scan_kswapd"), NULL, 0, 5, &x), -1);
 
 	regress_decide(g, 2, REGRESS_ALPHA);
 	CHECK(g[0].worse && !g[1].worse);
@@ -144,7 +146,7 @@ static void test_tiny_shift(void)
 	for (int i = 0; i < 400; i++)
 		rows(c, i + 1, CMP_PSI_SOME, 0.5 + 0.001 * (i % 200) + (i < 200 ? 0 : 0.3));
 	struct regress_fig g;
-	CHECK_INT(regress_figure(c, fig_index(c, "psi_memory_some"), NULL, 0, &g), 0);
+	CHECK_INT(regress_figure(c, fig_index(c, "psi_memory_some"), NULL, 0, 5, &g), 0);
 	regress_decide(&g, 1, REGRESS_ALPHA);
 	CHECK(g.tested && g.worse_side && g.p < 1e-10);
 	CHECK(!g.effect && !g.worse);	/* 0.3 < the floor of 1 point */
@@ -162,7 +164,7 @@ static void test_one_bad_host(void)
 	for (int i = 0; i < 26; i++)
 		rows(c, i + 1, CMP_IMMEDIATE, i == 25 ? 1800 : 0.5 * (i % 7));
 	struct regress_fig g;
-	CHECK_INT(regress_figure(c, fig_index(c, "immediate_reclaim"), NULL, 0, &g), 0);
+	CHECK_INT(regress_figure(c, fig_index(c, "immediate_reclaim"), NULL, 0, 5, &g), 0);
 	regress_decide(&g, 1, REGRESS_ALPHA);
 	CHECK(g.tested && !g.worse);
 	CHECK(g.p > 0.05 && !g.effect);
@@ -180,7 +182,7 @@ static void test_efficiency(void)
 	for (int i = 0; i < 16; i++)
 		rows(c, i + 1, CMP_STEAL_K, i < 10 ? 94 + 0.1 * i : 60 + i);
 	struct regress_fig g;
-	CHECK_INT(regress_figure(c, fig_index(c, "kswapd_efficiency"), NULL, 0, &g), 0);
+	CHECK_INT(regress_figure(c, fig_index(c, "kswapd_efficiency"), NULL, 0, 5, &g), 0);
 	regress_decide(&g, 1, REGRESS_ALPHA);
 	CHECK(g.higher_better && g.worse_side && g.effect && g.worse);
 	CHECK(fabs(g.diff - (g.med_base - g.med_rel)) < 1e-9);
@@ -195,7 +197,7 @@ static void test_efficiency(void)
 	c = compare_new(fl.h, side2, fl.n, NULL, 0, 2);
 	for (int i = 0; i < 16; i++)
 		rows(c, i + 1, CMP_STEAL_K, i < 10 ? 94 + 0.1 * i : 60 + i);
-	CHECK_INT(regress_figure(c, fig_index(c, "kswapd_efficiency"), NULL, 0, &g), 0);
+	CHECK_INT(regress_figure(c, fig_index(c, "kswapd_efficiency"), NULL, 0, 5, &g), 0);
 	regress_decide(&g, 1, REGRESS_ALPHA);
 	CHECK(g.tested && !g.worse_side && !g.worse && g.diff < 0);
 	compare_free(c);
@@ -247,7 +249,7 @@ static void test_strata(void)
 		rows(c, (int32_t)i + 1, CMP_PSI_SOME, i < 17 ? 0.01 * (double)i : 9.7 + 0.1 * (double)(i % 5));
 
 	struct regress_fig g;
-	CHECK_INT(regress_figure(c, fig_index(c, "psi_memory_some"), NULL, 0, &g), 0);
+	CHECK_INT(regress_figure(c, fig_index(c, "psi_memory_some"), NULL, 0, 5, &g), 0);
 	regress_decide(&g, 1, REGRESS_ALPHA);
 	CHECK(g.worse);	/* across the roles */
 
@@ -259,7 +261,7 @@ static void test_strata(void)
 	CHECK_STR(names[1], "db");
 	CHECK_INT(stratum[0], 0);
 	CHECK_INT(stratum[25], 1);
-	CHECK_INT(regress_figure(c, fig_index(c, "psi_memory_some"), stratum, ns, &g), 0);
+	CHECK_INT(regress_figure(c, fig_index(c, "psi_memory_some"), stratum, ns, 5, &g), 0);
 	regress_decide(&g, 1, REGRESS_ALPHA);
 	CHECK_STR(g.method, "van-elteren");
 	CHECK_INT(g.strata, 1);		/* web has no host of B */
