@@ -186,7 +186,9 @@ int regress_figure(const struct compare *c, int f, const int *stratum, int nstra
 		goto out;
 	}
 	bool b_higher, b_lower;
-	if (stratum) {
+	/* one shared stratum: van Elteren's statistic is the U test's, whose
+	 * exact p the normal approximation would overstate for few hosts */
+	if (stratum && out->strata > 1) {
 		struct stats_strat t;
 		if (stats_van_elteren(v, sd, st, m, nstrata, &t) < 0) {
 			rc = -1;
@@ -203,6 +205,7 @@ int regress_figure(const struct compare *c, int f, const int *stratum, int nstra
 		}
 		double mu = (double)na * (double)nb / 2.0;
 		out->p = t.p;
+		out->method = "mann-whitney-u";
 		out->strata = 1;
 		b_higher = t.u < mu;
 		b_lower = t.u > mu;

@@ -8,7 +8,8 @@
  * - without strata: the two-sided Mann-Whitney U test of compare itself;
  * - with strata (--regression-stratify LABEL): van Elteren's stratified
  *   rank-sum test over the strata that hold hosts of both releases
- *   (stats.h); hosts in other strata are left out of the figure.
+ *   (stats.h), the U test when only one does; hosts in other strata are
+ *   left out of the figure.
  * The p values of every figure of every release tested in one run are
  * adjusted together by Holm's method (regress_decide), and a figure is
  * worse when its adjusted p is below REGRESS_ALPHA, the release's hosts

@@ -263,7 +263,7 @@ static void test_strata(void)
 	CHECK_INT(stratum[25], 1);
 	CHECK_INT(regress_figure(c, fig_index(c, "psi_memory_some"), stratum, ns, 5, &g), 0);
 	regress_decide(&g, 1, REGRESS_ALPHA);
-	CHECK_STR(g.method, "van-elteren");
+	CHECK_STR(g.method, "mann-whitney-u");	/* one shared stratum: the U test */
 	CHECK_INT(g.strata, 1);		/* web has no host of B */
 	CHECK_INT(g.base.hosts, 3);	/* A's db hosts only */
 	CHECK(g.tested && !g.worse && g.p > 0.05 && !g.effect);
@@ -299,6 +299,38 @@ static void test_strata(void)
 	fleet_free(&fl);
 }
 
+/* --regression-stratify with every host in one stratum gives the U
+ * test's exact p (2 / C(13, 5) for 5 hosts all above 8); with two shared
+ * strata, van Elteren's test over both */
+static void test_one_stratum(void)
+{
+	struct fleet fl = { .n = 0 };
+	for (int i = 0; i < 8; i++)
+		host(&fl, 0, "web");
+	for (int i = 0; i < 5; i++)
+		host(&fl, 1, "web");
+	struct compare *c = compare_new(fl.h, fl.side, fl.n, NULL, 0, 2);
+	for (size_t i = 0; i < fl.n; i++)
+		rows(c, (int32_t)i + 1, CMP_PSI_SOME, i < 8 ? 0.1 * (double)i : 5 + (double)i);
+	int stratum[32];
+	const char *names[REGRESS_MAX_STRATA];
+	int ns = regress_strata(fl.h, fl.side, fl.n, "role", stratum, names);
+	struct regress_fig g;
+	CHECK_INT(regress_figure(c, fig_index(c, "psi_memory_some"), stratum, ns, 5, &g), 0);
+	CHECK_STR(g.method, "mann-whitney-u");
+	CHECK_INT(g.strata, 1);
+	CHECK(fabs(g.p - 2.0 / 1287) < 1e-12);
+	/* the rack label splits both sides in two shared strata */
+	ns = regress_strata(fl.h, fl.side, fl.n, "rack", stratum, names);
+	CHECK_INT(ns, 2);
+	CHECK_INT(regress_figure(c, fig_index(c, "psi_memory_some"), stratum, ns, 5, &g), 0);
+	CHECK_STR(g.method, "van-elteren");
+	CHECK_INT(g.strata, 2);
+	CHECK(g.tested && g.worse_side && g.p < 0.05);
+	compare_free(c);
+	fleet_free(&fl);
+}
+
 static void test_watched_and_resolve(void)
 {
 	struct regress_watch_fig w;
@@ -326,6 +358,7 @@ int main(void)
 	test_efficiency();
 	test_holm();
 	test_strata();
+	test_one_stratum();
 	test_watched_and_resolve();
 	return harness_report("test_regress");
 }
