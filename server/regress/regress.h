@@ -76,10 +76,11 @@ struct regress_fig {
 /* Tests figure f of c, which must be watched (regress_watched of its
  * name, else -1). stratum[i] (0 .. nstrata - 1) per host index of c, or
  * NULL without strata. Returns 0 with *out filled (tested false when the
- * baseline has no host value or the release fewer than min_rel: a
- * release's hosts that began it inside the newest rollup bucket have no
- * value yet, and the few that have one must not decide alone), or -1 (not
- * watched, out of memory). */
+ * baseline has no host with a value, the release fewer than min_rel:
+ * hosts that began the release inside the newest rollup bucket have none
+ * yet, a kernel without PSI has none, and the few that have one must not
+ * decide alone; or when every host's value is the same, so no test could
+ * reject), or -1 (not watched, out of memory). */
 int regress_figure(const struct compare *c, int f, const int *stratum, int nstrata, int min_rel,
 		   struct regress_fig *out);
 

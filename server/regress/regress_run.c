@@ -42,6 +42,7 @@ struct run {
 	char *pinned;		/* owned */
 	int pin_hosts;		/* the pinned release's hosts in the window */
 	bool pin_ignored;	/* pinned, but with too few hosts: host-hours chose */
+	json_t *passed_over;	/* releases host-hours passed over: their alerts are open */
 	const char *base_source;
 	double base_hours;
 	struct regress_fig *figs;
@@ -99,10 +100,21 @@ static int group_releases(struct run *r)
 	return STORE_OK;
 }
 
+/* Whether release has an open kernel_regression alert in o[0..n). */
+static bool alerted(const struct regress_open *o, size_t n, const char *release)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(o[i].release, release) == 0)
+			return true;
+	return false;
+}
+
 /* The pinned baseline while it has enough hosts in the window, else the
  * release with the most host-hours over REGRESS_BASELINE_DAYS among those
- * with enough hosts: a pin whose release left the fleet (the rollout it
- * guarded is done) or never ran in it (a typo) must not stop the watch. */
+ * with enough hosts and no open kernel_regression alert: a pin whose
+ * release left the fleet (the rollout it guarded is done) or never ran in
+ * it (a typo) must not stop the watch, and a bad release rolled out to
+ * most of the fleet must not become the yardstick that clears it. */
 static int choose_baseline(struct run *r)
 {
 	int64_t since_run;
@@ -123,19 +135,29 @@ static int choose_baseline(struct run *r)
 	}
 	r->base_source = "host-hours";
 	struct regress_hours *hh = NULL;
-	size_t nh = 0;
-	rc = regress_store_host_hours(r->c, r->now, REGRESS_BASELINE_DAYS * 86400000LL, &hh, &nh, r->err, r->errlen);
-	if (rc != STORE_OK)
-		return rc;
-	for (size_t i = 0; i < nh && r->base < 0; i++) {
+	struct regress_open *o = NULL;
+	size_t nh = 0, no = 0;
+	if (!(r->passed_over = json_array()))
+		return oom(r);
+	rc = regress_store_open_alerts(r->c, &o, &no, r->err, r->errlen);
+	if (rc == STORE_OK)
+		rc = regress_store_host_hours(r->c, r->now, REGRESS_BASELINE_DAYS * 86400000LL, &hh, &nh, r->err,
+					      r->errlen);
+	for (size_t i = 0; rc == STORE_OK && i < nh && r->base < 0; i++) {
 		long k = find_release(r, hh[i].release);
-		if (k >= 0 && r->rel[k].hosts >= r->s->min_hosts) {
-			r->base = k;
-			r->base_hours = hh[i].host_hours;
+		if (k < 0 || r->rel[k].hosts < r->s->min_hosts)
+			continue;
+		if (alerted(o, no, hh[i].release)) {
+			if (json_array_append_new(r->passed_over, json_string(hh[i].release)) < 0)
+				rc = oom(r);
+			continue;
 		}
+		r->base = k;
+		r->base_hours = hh[i].host_hours;
 	}
 	regress_hours_free(hh, nh);
-	return STORE_OK;
+	free(o);
+	return rc;
 }
 
 static struct regress_fig *new_fig(struct run *r)
@@ -206,6 +228,7 @@ static void end(struct run *r)
 	free(r->side);
 	free(r->stratum);
 	free(r->pinned);
+	json_decref(r->passed_over);
 	json_decref(r->opened);
 	json_decref(r->refreshed);
 	json_decref(r->resolved);
@@ -367,10 +390,20 @@ static json_t *release_json(const struct run *r, const struct release *x)
 	return o;
 }
 
-/* {"release", "hosts", "min_hosts"}: the pin a run could not use */
-static json_t *pin_ignored_json(const struct run *r)
+/* Adds to a baseline object (when a JSON object) what the choice passed
+ * over: "pin_ignored" {"release", "hosts", "min_hosts"}, the pin it could
+ * not use, and "passed_over" [release], releases with open alerts. */
+static int set_baseline_notes(const struct run *r, json_t *base)
 {
-	return json_pack("{s:s,s:i,s:i}", "release", r->pinned, "hosts", r->pin_hosts, "min_hosts", r->s->min_hosts);
+	if (!json_is_object(base))
+		return 0;
+	if (r->pin_ignored &&
+	    json_object_set_new(base, "pin_ignored", json_pack("{s:s,s:i,s:i}", "release", r->pinned, "hosts",
+								r->pin_hosts, "min_hosts", r->s->min_hosts)) < 0)
+		return -1;
+	if (json_array_size(r->passed_over) && json_object_set(base, "passed_over", r->passed_over) < 0)
+		return -1;
+	return 0;
 }
 
 static json_t *report_json(const struct run *r)
@@ -391,12 +424,11 @@ static json_t *report_json(const struct run *r)
 		base = json_pack("{s:s,s:s,s:i,s:o}", "release", r->rel[r->base].name, "source", r->base_source,
 				 "hosts", r->rel[r->base].hosts,
 				 "host_hours", r->pin_ignored || !r->pinned ? json_real(r->base_hours) : json_null());
-	else if (r->pinned)
+	else if (r->pinned || json_array_size(r->passed_over))
 		base = json_pack("{s:n,s:s,s:i,s:n}", "release", "source", r->base_source, "hosts", 0, "host_hours");
 	else
 		base = json_null();
-	if (base && r->pin_ignored &&
-	    json_object_set_new(base, "pin_ignored", pin_ignored_json(r)) < 0) {
+	if (base && (set_baseline_notes(r, base) < 0)) {
 		json_decref(base);
 		base = NULL;
 	}
@@ -528,7 +560,7 @@ int regress_baseline(struct store *st, PGconn *c, const struct regress_settings 
 				 "pinned_at", json_object_get(pin, "pinned_at"),
 				 "pinned_by", json_object_get(pin, "pinned_by"),
 				 "hosts", r.base >= 0 ? r.rel[r.base].hosts : 0, "host_hours", hours);
-		if (*out && r.pin_ignored && json_object_set_new(*out, "pin_ignored", pin_ignored_json(&r)) < 0) {
+		if (*out && set_baseline_notes(&r, *out) < 0) {
 			json_decref(*out);
 			*out = NULL;
 		}

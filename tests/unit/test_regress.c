@@ -98,6 +98,7 @@ static void test_clear_regression(void)
 	/* fewer release hosts with a value than asked for: not tested */
 	CHECK_INT(regress_figure(c, fig_index(c, "psi_memory_some"), NULL, 0, 7, &x), 0);
 	CHECK(!x.tested && isnan(x.p) && x.rel.hosts == 6 && x.base.hosts == 20);
+
 	/* a figure without values: not tested */
 	CHECK_INT(regress_figure(c, fig_index(c, "swap_in"), NULL, 0, 5, &g[1]), 0);
 	CHECK(!g[1].tested && isnan(g[1].p));
@@ -331,11 +332,65 @@ static void test_one_stratum(void)
 	fleet_free(&fl);
 }
 
+/* A figure needs min_rel release hosts with a value (few baseline hosts
+ * only weaken the test), and values that differ somewhere: 4 baseline
+ * hosts and 6 release hosts; a figure that is 0 on every host (no swap
+ * anywhere) is not tested. */
+static void test_few_and_flat(void)
+{
+	struct fleet fl = { .n = 0 };
+	for (int i = 0; i < 4; i++)
+		host(&fl, 0, "web");
+	for (int i = 0; i < 6; i++)
+		host(&fl, 1, "web");
+	struct compare *c = compare_new(fl.h, fl.side, fl.n, NULL, 0, 2);
+	for (size_t i = 0; i < fl.n; i++) {
+		rows(c, (int32_t)i + 1, CMP_PSI_SOME, i < 4 ? 0.1 * (double)i : 10 + (double)i);
+		rows(c, (int32_t)i + 1, CMP_PSWPIN, 0);
+	}
+	struct regress_fig g;
+	CHECK_INT(regress_figure(c, fig_index(c, "psi_memory_some"), NULL, 0, 5, &g), 0);
+	CHECK(g.tested && g.worse_side && fabs(g.p - 2.0 / 210) < 1e-12);
+	CHECK_INT(regress_figure(c, fig_index(c, "psi_memory_some"), NULL, 0, 7, &g), 0);
+	CHECK(!g.tested && isnan(g.p) && g.base.hosts == 4 && g.rel.hosts == 6);	/* 6 < 7 */
+	CHECK_INT(regress_figure(c, fig_index(c, "swap_in"), NULL, 0, 4, &g), 0);
+	CHECK(!g.tested && isnan(g.p) && g.base.hosts == 4 && g.rel.hosts == 6);	/* all 0 */
+	compare_free(c);
+	fleet_free(&fl);
+}
+
+/* van Elteren over 8 strata of one host per release, the release's above
+ * in each: the normal approximation says ~0.0047, but no arrangement of
+ * the design is rarer than 1 / 2^8 per tail: p is 2 / 256 */
+static void test_small_strata(void)
+{
+	static const char *role[8] = { "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7" };
+	struct fleet fl = { .n = 0 };
+	for (int i = 0; i < 16; i++)
+		host(&fl, i % 2, role[i / 2]);
+	struct compare *c = compare_new(fl.h, fl.side, fl.n, NULL, 0, 2);
+	for (size_t i = 0; i < fl.n; i++)
+		rows(c, (int32_t)i + 1, CMP_PSI_SOME, (double)(i / 2) + (i % 2 ? 5 : 0));
+	int stratum[32];
+	const char *names[REGRESS_MAX_STRATA];
+	int ns = regress_strata(fl.h, fl.side, fl.n, "role", stratum, names);
+	CHECK_INT(ns, 8);
+	struct regress_fig g;
+	CHECK_INT(regress_figure(c, fig_index(c, "psi_memory_some"), stratum, ns, 5, &g), 0);
+	CHECK_STR(g.method, "van-elteren");
+	CHECK_INT(g.strata, 8);
+	CHECK(g.tested && g.worse_side && fabs(g.p - 2.0 / 256) < 1e-12);
+	compare_free(c);
+	fleet_free(&fl);
+}
+
 static void test_watched_and_resolve(void)
 {
 	struct regress_watch_fig w;
 	CHECK(regress_watched("immediate_reclaim", &w) && w.floor == 50);
 	CHECK_STR(w.theme, "writeback");
+	CHECK(regress_watched("vmscan_write", &w) && w.floor == 10);
+	CHECK_STR(w.theme, "reclaim writes (file or swap)");
 	CHECK(regress_watched("alert_minutes_thrash", &w) && w.floor == 30);
 	CHECK_STR(w.theme, "thrashing");
 	CHECK(regress_watched("alert_minutes_oom_kill", &w));
@@ -359,6 +414,8 @@ int main(void)
 	test_holm();
 	test_strata();
 	test_one_stratum();
+	test_few_and_flat();
+	test_small_strata();
 	test_watched_and_resolve();
 	return harness_report("test_regress");
 }
