@@ -464,11 +464,46 @@ static const char *page_range(int64_t window_ms)
 	return "7d";
 }
 
-/* "#/compare?group_by=kernel&a=A&b=B&range=R&mark=f1,f2" and the API
- * question of the run's exact window. */
+/* With strata, the value of the one stratum both releases share (NULL
+ * when several or none do, or when it is hosts without the label): a
+ * compare question can filter on one label value, and it is then the
+ * question the verdict answered. */
+static const char *shared_stratum(const struct regress_pair *p)
+{
+	const char *one = NULL;
+	size_t i;
+	json_t *e;
+
+	if (!p->stratify)
+		return NULL;
+	json_array_foreach(p->strata, i, e) {
+		if (!json_is_true(json_object_get(e, "shared")))
+			continue;
+		if (one)
+			return NULL;
+		one = json_string_value(json_object_get(e, "value"));
+	}
+	return one && *one && strcmp(one, "(other)") != 0 ? one : NULL;
+}
+
+/* "&label=KEY%3AVALUE" for shared_stratum's value, else nothing */
+static size_t label_arg(char *out, size_t cap, size_t at, const struct regress_pair *p, const char *value)
+{
+	if (!value)
+		return at;
+	at += (size_t)snprintf(out + at, cap - at, "&label=");
+	at = urlenc_append(out, cap, at, p->stratify);
+	at = urlenc_append(out, cap, at, ":");
+	return urlenc_append(out, cap, at, value);
+}
+
+/* "#/compare?group_by=kernel&a=A&b=B&range=R[&label=K:V]&mark=f1,f2" and
+ * the API question of the run's exact window (label: shared_stratum). */
 static json_t *links(const struct regress_pair *p, const struct regress_fig *figs, size_t n)
 {
-	size_t cap = 256 + 6 * (strlen(p->release) + strlen(p->baseline)) + 3 * 64 * n;
+	const char *value = shared_stratum(p);
+	size_t cap = 256 + 6 * (strlen(p->release) + strlen(p->baseline)) + 3 * 64 * n +
+		     (value ? 3 * (strlen(p->stratify) + strlen(value)) + 16 : 0);
 	char *page = malloc(cap), *api = malloc(cap);
 	json_t *o = NULL;
 
@@ -478,7 +513,9 @@ static json_t *links(const struct regress_pair *p, const struct regress_fig *fig
 	at = urlenc_append(page, cap, at, p->baseline);
 	at += (size_t)snprintf(page + at, cap - at, "&b=");
 	at = urlenc_append(page, cap, at, p->release);
-	at += (size_t)snprintf(page + at, cap - at, "&range=%s&mark=", page_range(p->until_ms - p->since_ms));
+	at += (size_t)snprintf(page + at, cap - at, "&range=%s", page_range(p->until_ms - p->since_ms));
+	at = label_arg(page, cap, at, p, value);
+	at += (size_t)snprintf(page + at, cap - at, "&mark=");
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			at = urlenc_append(page, cap, at, ",");
@@ -488,7 +525,9 @@ static json_t *links(const struct regress_pair *p, const struct regress_fig *fig
 	at = urlenc_append(api, cap, at, p->baseline);
 	at += (size_t)snprintf(api + at, cap - at, "&b=");
 	at = urlenc_append(api, cap, at, p->release);
-	snprintf(api + at, cap - at, "&since=%lld&until=%lld", (long long)p->since_ms, (long long)p->until_ms);
+	at += (size_t)snprintf(api + at, cap - at, "&since=%lld&until=%lld", (long long)p->since_ms,
+			       (long long)p->until_ms);
+	label_arg(api, cap, at, p, value);
 	o = json_pack("{s:s,s:s}", "page", page, "api", api);
 out:
 	free(page);

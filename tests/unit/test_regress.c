@@ -321,6 +321,23 @@ static void test_one_stratum(void)
 	CHECK_STR(g.method, "mann-whitney-u");
 	CHECK_INT(g.strata, 1);
 	CHECK(fabs(g.p - 2.0 / 1287) < 1e-12);
+	/* the alert's compare links ask the question of that stratum */
+	json_t *strata = json_pack("[{s:s,s:i,s:i,s:b},{s:s,s:i,s:i,s:b}]", "value", "web", "release", 5, "baseline",
+				   8, "shared", 1, "value", "db", "release", 0, "baseline", 12, "shared", 0);
+	struct regress_pair p = { .release = "b", .baseline = "a", .baseline_source = "host-hours", .since_ms = B0,
+				  .until_ms = B0 + 900000, .stratify = "role", .strata = strata, .alpha = REGRESS_ALPHA };
+	json_t *ev = regress_evidence(&p, &g, 1);
+	json_t *links = json_object_get(ev, "compare");
+	CHECK_STR(json_string_value(json_object_get(links, "page")),
+		  "#/compare?group_by=kernel&a=a&b=b&range=1h&label=role%3Aweb&mark=psi_memory_some");
+	CHECK_CONTAINS(json_string_value(json_object_get(links, "api")), "&until=1764548100000&label=role%3Aweb");
+	json_decref(ev);
+	/* two shared strata: no one question, no filter */
+	json_object_set_new(json_array_get(strata, 1), "shared", json_true());
+	ev = regress_evidence(&p, &g, 1);
+	CHECK(strstr(json_string_value(json_object_get(json_object_get(ev, "compare"), "page")), "label=") == NULL);
+	json_decref(ev);
+	json_decref(strata);
 	/* the rack label splits both sides in two shared strata */
 	ns = regress_strata(fl.h, fl.side, fl.n, "rack", stratum, names);
 	CHECK_INT(ns, 2);
