@@ -851,6 +851,8 @@ static void emit_self(struct collector *c)
 		{ "samples_dropped_unspoolable", a->dropped_unspoolable },
 		{ "samples_kept_in_memory", a->kept_in_memory },
 		{ "spool_write_errors", a->spool_write_errors },
+		{ "samples_lost_spool_removed", a->lost_spool_removed },
+		{ "samples_duplicate", a->duplicates },
 	};
 	jw_keyz(c->w, "agent");
 	jw_obj_begin(c->w);

@@ -46,6 +46,8 @@ struct agent_counters {
 	uint64_t dropped_unspoolable;	/* neither spooled nor kept in memory (memq.h) */
 	uint64_t kept_in_memory;	/* the spool could not take them (memq.h) */
 	uint64_t spool_write_errors;	/* failed spool writes */
+	uint64_t lost_spool_removed;	/* unsent in a spool directory removed under the agent */
+	uint64_t duplicates;		/* of delivered: the server had their (host, ts) already */
 };
 
 struct collector {

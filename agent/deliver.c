@@ -431,7 +431,7 @@ static void resolved(struct deliver *d, struct spool *s, size_t k)
 	if (d->from_mem)
 		memq_pop(d->mq, k);
 	else
-		spool_ack(s, d->ends[k - 1]);
+		spool_ack(s, d->ends[k - 1], k);
 	if (d->split_left > 0) {
 		d->split_left -= k < d->split_left ? k : d->split_left;
 		if (d->split_left == 0)
@@ -473,6 +473,30 @@ static void log_time_refusal(struct deliver *d, const char *msg, double now)
 	d->time_unlogged = 0;
 }
 
+/* A 202 says how many of the batch the server had already (same host and
+ * ts: CONTRACT.md §2) and did not store again. Expected after an attempt
+ * whose answer was lost; otherwise a clock set back made new samples
+ * carry the timestamps of stored ones, and those samples are not stored.
+ * Counted always, said at once and then at most once a minute. */
+static void note_duplicates(struct deliver *d, double now)
+{
+	const char *p = strstr(d->resp, "\"duplicates\":");
+	unsigned long long n = p ? strtoull(p + 13, NULL, 10) : 0;
+
+	if (n == 0 || n > d->n)
+		return;
+	d->duplicates += n;
+	d->dup_unlogged += n;
+	if (d->dup_logged > 0 && now - d->dup_logged < 60)
+		return;
+	alog_warn("server had %llu of the samples posted already (same host and timestamp) and kept the stored "
+		  "ones: a re-post after an unanswered attempt, or samples taken after the clock was set back, "
+		  "which are not stored (%llu such samples in all)", (unsigned long long)d->dup_unlogged,
+		  (unsigned long long)d->duplicates);
+	d->dup_logged = now;
+	d->dup_unlogged = 0;
+}
+
 static void finished(struct deliver *d, struct spool *s, CURLcode cc, double now)
 {
 	long status = 0;
@@ -503,6 +527,7 @@ static void finished(struct deliver *d, struct spool *s, CURLcode cc, double now
 		d->failing = false;
 		d->backoff = 0;
 		d->sent += d->n;
+		note_duplicates(d, now);
 		resolved(d, s, d->n);
 		d->next_try = now;
 		return;
@@ -604,6 +629,7 @@ void deliver_step(struct deliver *d, struct spool *s, double now)
 	} else {
 		s->pinned = true;
 		s->pin = d->ends[d->n - 1];
+		s->pin_n = d->n;
 	}
 	curl_multi_perform(d->multi, &running);
 }

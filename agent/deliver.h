@@ -77,6 +77,9 @@ struct deliver {
 	bool from_mem;			/* the request in flight holds mq's oldest records */
 	uint64_t sent, refused, requests;	/* totals */
 	uint64_t refused_time;		/* of refused: for their timestamp (the clock) */
+	uint64_t duplicates;		/* of sent: not stored, the server had their (host, ts) */
+	double dup_logged;		/* when duplicates were last logged (CLOCK_MONOTONIC) */
+	uint64_t dup_unlogged;		/* duplicates since */
 	double time_logged;		/* when such a refusal was last logged (CLOCK_MONOTONIC) */
 	uint64_t time_unlogged;		/* such refusals since */
 	uint64_t streamed;		/* requests whose body was built while the

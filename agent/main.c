@@ -65,7 +65,10 @@ static void tee_to_deliver(void *ctx, const char *p, size_t n)
 	deliver_stream_add(ctx, p, n);
 }
 
-/* One sample to fd; with d, its bytes are also fed to d's streamed body. */
+/* One sample to fd; with d, its bytes are also fed to d's streamed body.
+ * Returns 0, -1 when no sample could be read (logged), -2 when fd did not
+ * take it (last_write_err says why; not logged here: a spool that cannot
+ * be written fails with every sample, and the caller says so once). */
 static int sample_to_fd(struct collector *col, int fd, struct deliver *d)
 {
 	struct jw w;
@@ -79,9 +82,7 @@ static int sample_to_fd(struct collector *col, int fd, struct deliver *d)
 		return -1;
 	jw_raw(&w, "\n", 1);
 	if (jw_flush(&w) < 0) {
-		last_write_err = w.err;
-		if (w.err != -ENOSPC)
-			alog_error("could not write a sample: %s", strerror(-w.err));
+		last_write_err = w.err;	/* the caller says it, once */
 		return -2;
 	}
 	return 0;
@@ -168,10 +169,13 @@ static int rec_to_spool(void *ctx, const char *rec, size_t len)
 	struct spool *sp = ctx;
 	int fd = spool_append_begin(sp);
 
-	if (fd < 0)
+	if (fd < 0) {
+		last_write_err = -errno;
 		return -1;
+	}
 	struct iovec iov[2] = { { (void *)rec, len }, { (void *)"\n", 1 } };
 	if (writev(fd, iov, 2) != (ssize_t)(len + 1)) {
+		last_write_err = -errno;
 		spool_append_abort(sp);
 		return -1;
 	}
@@ -206,20 +210,30 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* One sample to stdout; -2 (logged) when stdout does not take it. */
+static int sample_to_stdout(struct collector *col)
+{
+	int rc = sample_to_fd(col, STDOUT_FILENO, NULL);
+
+	if (rc == -2)
+		alog_error("could not write a sample: %s", strerror(-last_write_err));
+	return rc;
+}
+
 static int run_stdout(struct collector *col, const struct agent_opts *o)
 {
 	double next;
 
 	if (o->once)
-		return sample_to_fd(col, STDOUT_FILENO, NULL) == 0 ? 0 : 1;
+		return sample_to_stdout(col) == 0 ? 0 : 1;
 	next = clock_s(CLOCK_REALTIME);	/* the first sample right away */
-	if (sample_to_fd(col, STDOUT_FILENO, NULL) == -2)
+	if (sample_to_stdout(col) == -2)
 		return 1;
 	next = align_after_first(next, o->interval_s);
 	while (!stop_signal) {
 		double now = clock_s(CLOCK_REALTIME);
 		if (now >= next) {
-			if (sample_to_fd(col, STDOUT_FILENO, NULL) == -2)
+			if (sample_to_stdout(col) == -2)
 				return 1;
 			next = align_next(clock_s(CLOCK_REALTIME), o->interval_s);
 			continue;
@@ -281,7 +295,13 @@ struct taker {
 	struct memq *mq;
 	struct agent_counters cnt;
 	bool spool_failing;	/* the last sample could not be spooled */
+	double failing_said;	/* when the failing spool was last mentioned (monotonic s) */
+	uint64_t failing_n;	/* samples kept in memory since */
+	bool drop_said;		/* the memory queue's drops were said in this failing period */
 };
+
+/* While the spool cannot be written, how often that is said again. */
+#define FAILING_REMIND_S 60.0
 
 static void counters_refresh(struct taker *t)
 {
@@ -290,6 +310,8 @@ static void counters_refresh(struct taker *t)
 	t->cnt.refused_clock = t->d->refused_time;
 	t->cnt.dropped_spool_full = t->sp->dropped;
 	t->cnt.dropped_unspoolable = t->mq->dropped;
+	t->cnt.lost_spool_removed = t->sp->lost_removed;
+	t->cnt.duplicates = t->d->duplicates;
 }
 
 enum took { TOOK_NONE = -1, TOOK_DROPPED, TOOK_MEMORY, TOOK_SPOOL };
@@ -316,6 +338,7 @@ static enum took take_sample(struct taker *t)
 			if (t->spool_failing)
 				alog_info("spool %s takes writes again", t->sp->dir);
 			t->spool_failing = false;
+			t->drop_said = false;
 			return TOOK_SPOOL;
 		}
 		t->cnt.spool_write_errors++;
@@ -323,16 +346,33 @@ static enum took take_sample(struct taker *t)
 			alog_error("could not write a sample to the spool in %s: %s; keeping samples in "
 				   "memory (at most %u KiB) and posting them from there until it takes writes "
 				   "again", t->sp->dir, strerror(-last_write_err), MEMQ_MAX_BYTES >> 10);
+		if (!t->spool_failing) {
+			t->failing_said = clock_s(CLOCK_MONOTONIC);
+			t->failing_n = 0;
+		}
 		t->spool_failing = true;
 	}
+	double mono = clock_s(CLOCK_MONOTONIC);
+	if (t->spool_failing && mono - t->failing_said >= FAILING_REMIND_S) {
+		/* once a minute at most, with what happened meanwhile */
+		alog_error("spool %s still cannot be written: %s; %llu samples went to memory in the last %.0f s, "
+			   "%llu dropped in all (memory queue full)", t->sp->dir, strerror(-last_write_err),
+			   (unsigned long long)t->failing_n, mono - t->failing_said,
+			   (unsigned long long)t->mq->dropped);
+		t->failing_said = mono;
+		t->failing_n = 0;
+	}
+	t->failing_n++;
 	uint64_t before = t->mq->dropped;
 	int rc = sample_to_memq(t->col, t->mq);
 	if (rc < 0)
 		return TOOK_NONE;
-	if (t->mq->dropped > before)
+	bool first_drop = t->mq->dropped > before && !t->drop_said;
+	if (first_drop)	/* the next ones in the reminder, once a minute */
 		alog_warn("memory queue full (%u KiB) while the spool cannot be written: dropped %llu "
 			  "sample(s), %llu in all", MEMQ_MAX_BYTES >> 10,
 			  (unsigned long long)(t->mq->dropped - before), (unsigned long long)t->mq->dropped);
+	t->drop_said |= first_drop;
 	if (rc > 0)
 		return TOOK_DROPPED;
 	t->cnt.kept_in_memory++;
@@ -350,10 +390,12 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 
 	memq_init(&mq);
 
+	err[0] = '\0';
 	if (spool_open(&sp, o->spool, o->spool_max_bytes, err, sizeof(err)) < 0) {
 		alog_error("%s", err);
 		return 1;
 	}
+	bool spool_ro = sp.readonly;
 	if (!spool_empty(&sp))
 		alog_info("spool %s holds %llu bytes of unsent samples from before", o->spool,
 			  (unsigned long long)spool_pending_bytes(&sp));
@@ -362,6 +404,13 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 		return 1;
 	}
 	struct taker tk = { .col = col, .sp = &sp, .d = &d, .mq = &mq };
+	if (spool_ro) {
+		/* said once; take_sample says when it takes writes again */
+		alog_error("%s; keeping samples in memory (at most %u KiB) and posting them from there until "
+			   "it takes writes again", err, MEMQ_MAX_BYTES >> 10);
+		tk.spool_failing = true;
+		tk.failing_said = clock_s(CLOCK_MONOTONIC);
+	}
 	col->self = &tk.cnt;	/* samples report the agent's own counters */
 	alog_info("sampling every %g s, posting to %s, spool %s", o->interval_s, d.url, o->spool);
 
@@ -444,12 +493,15 @@ static int run_spool(struct collector *col, const struct agent_opts *o)
 		  "%llu dropped (spool full), %llu bytes left in the spool, %llu spool syncs, "
 		  "%llu requests (%llu built while the sample was written), %llu refused for their timestamp, "
 		  "%llu dropped (spool unwritable, memory queue full), %llu lost at exit (spool unwritable), "
-		  "%llu kept in memory while the spool could not be written",
+		  "%llu kept in memory while the spool could not be written, "
+		  "%llu lost with the spool directory (removed), "
+		  "%llu delivered as duplicates (not stored: the server had their host and timestamp)",
 		  taken, skipped, (unsigned long long)d.sent, (unsigned long long)d.refused,
 		  (unsigned long long)sp.dropped, (unsigned long long)spool_pending_bytes(&sp),
 		  (unsigned long long)sp.syncs, (unsigned long long)d.requests, (unsigned long long)d.streamed,
 		  (unsigned long long)d.refused_time, (unsigned long long)mq.dropped, lost,
-		  (unsigned long long)tk.cnt.kept_in_memory);
+		  (unsigned long long)tk.cnt.kept_in_memory, (unsigned long long)sp.lost_removed,
+		  (unsigned long long)d.duplicates);
 	col->self = NULL;
 	deliver_release(&d);
 	memq_release(&mq);

@@ -101,9 +101,16 @@ static int persist_head(struct spool *s)
 		s->headfd = openat(s->dirfd, "head", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (s->headfd < 0 || pwrite(s->headfd, buf, (size_t)n, 0) != n)
 		goto fail;
+	if (s->head_failing)
+		alog_info("spool %s: the head is persisted again", s->dir);
+	s->head_failing = false;
 	return 0;
 fail:
-	alog_error("could not persist the spool head in %s: %s", s->dir, strerror(errno));
+	/* once per failing period: an unwritable spool fails at every ack */
+	if (!s->head_failing)
+		alog_error("could not persist the spool head in %s: %s (delivered samples may be posted "
+			   "again after a restart; the server keeps one of each)", s->dir, strerror(errno));
+	s->head_failing = true;
 	return -1;
 }
 
@@ -165,6 +172,15 @@ static int cut_torn(struct spool *s)
 	return 0;
 }
 
+static uint64_t count_records(struct spool *s, size_t i, uint64_t off);
+
+/* errno values that mean the spool's directory cannot be written now (as
+ * opposed to a missing directory or a bug) */
+static bool cannot_write(int e)
+{
+	return e == EROFS || e == EACCES || e == EPERM || e == EIO || e == ENOSPC || e == EDQUOT;
+}
+
 static int open_append(struct spool *s)
 {
 	char name[SEG_NAME_LEN + 1];
@@ -204,9 +220,20 @@ int spool_open(struct spool *s, const char *dir, uint64_t max_bytes, char *err, 
 			s->seg_target = fs / 8 > 1024 ? fs / 8 : 1024;
 	}
 	s->lockfd = openat(s->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (s->lockfd < 0 || flock(s->lockfd, LOCK_EX | LOCK_NB) < 0) {
+	if (s->lockfd < 0 && cannot_write(errno)) {
+		/* a directory that cannot be written: read what it holds, and
+		 * lock it if a lock file is there (another agent cannot write
+		 * it either) */
+		int why = errno;
+		s->readonly = true;
+		s->lockfd = openat(s->dirfd, "lock", O_RDONLY | O_CLOEXEC);
+		errno = s->lockfd < 0 ? why : errno;
+		snprintf(err, errlen, "spool %s cannot be written: %s", dir, strerror(why));
+	}
+	if ((s->lockfd < 0 && !s->readonly) || (s->lockfd >= 0 && flock(s->lockfd, LOCK_EX | LOCK_NB) < 0)) {
 		snprintf(err, errlen, "could not lock spool %s: %s", dir,
 			 errno == EWOULDBLOCK ? "another agent uses it" : strerror(errno));
+		s->readonly = false;
 		goto fail;
 	}
 	d = fdopendir(dup(s->dirfd));
@@ -242,17 +269,23 @@ int spool_open(struct spool *s, const char *dir, uint64_t max_bytes, char *err, 
 		close(hfd);
 	}
 	if (s->nsegs > 0) {
-		if (cut_torn(s) < 0) {
+		/* read-only: a torn last record stays (peek stops at it) and
+		 * appends go to a new segment once the directory takes writes */
+		if (!s->readonly && cut_torn(s) < 0) {
 			snprintf(err, errlen, "could not repair spool %s: %s", dir, strerror(errno));
 			goto fail;
 		}
-		normalize(s);
+		if (!s->readonly)
+			normalize(s);
 		if (s->head.seq == s->segs[0].seq && s->head.off > s->segs[0].size)
 			s->head.off = s->segs[0].size;
-		if (open_append(s) < 0) {
+		if (!s->readonly && open_append(s) < 0) {
 			snprintf(err, errlen, "could not open spool segment in %s: %s", dir, strerror(errno));
 			goto fail;
 		}
+		for (size_t i = 0; i < s->nsegs; i++)
+			if (s->segs[i].seq >= s->head.seq)
+				s->pending_n += count_records(s, i, s->segs[i].seq == s->head.seq ? s->head.off : 0);
 	}
 	return 0;
 fail:
@@ -281,10 +314,33 @@ void spool_close(struct spool *s)
 	s->dirfd = s->lockfd = s->cur_fd = s->headfd = -1;
 }
 
+/* Takes the lock of a spool opened read-only, once it can be written. */
+static int lock_late(struct spool *s)
+{
+	int fd = openat(s->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e == EWOULDBLOCK ? EBUSY : e;
+		return -1;
+	}
+	s->lockfd = fd;
+	return 0;
+}
+
 int spool_append_begin(struct spool *s)
 {
 	char name[SEG_NAME_LEN + 1];
 
+	spool_check_removed(s);
+	if (s->dirfd < 0 || (s->lockfd < 0 && lock_late(s) < 0)) {
+		if (s->dirfd < 0)
+			errno = ENOENT;
+		return -1;
+	}
 	if (s->nsegs == 0 || s->segs[s->nsegs - 1].size >= s->seg_target || s->cur_fd < 0) {
 		uint64_t seq = s->nsegs ? s->segs[s->nsegs - 1].seq + 1 :
 			(s->head.seq ? s->head.seq + 1 : 1);
@@ -306,6 +362,7 @@ int spool_append_begin(struct spool *s)
 		if (s->cur_fd >= 0)
 			close(s->cur_fd);
 		s->cur_fd = fd;
+		s->readonly = false;
 		if (was_empty) {
 			/* nothing pending: the head moves to the new segment and the
 			 * consumed ones go */
@@ -320,8 +377,17 @@ int spool_append_begin(struct spool *s)
 
 void spool_append_abort(struct spool *s)
 {
-	if (s->cur_fd >= 0 && ftruncate(s->cur_fd, (off_t)s->rec_start) < 0)
-		alog_error("could not cut a partial record from the spool: %s", strerror(errno));
+	if (s->cur_fd < 0)
+		return;
+	if (ftruncate(s->cur_fd, (off_t)s->rec_start) < 0) {
+		/* once per failing period: it fails with every sample then */
+		if (!s->abort_failing)
+			alog_error("could not cut a partial record from the spool in %s: %s", s->dir,
+				   strerror(errno));
+		s->abort_failing = true;
+		return;
+	}
+	s->abort_failing = false;
 }
 
 /* Counts the records ('\n') of segment i from offset off. */
@@ -361,6 +427,7 @@ long spool_append_commit(struct spool *s)
 	s->unsynced = true;
 	s->unsynced_end.seq = last->seq;
 	s->unsynced_end.off = last->size;
+	s->pending_n++;
 	while (s->total > s->max_bytes && s->nsegs > 1 &&
 	       !(s->pinned && s->segs[0].seq <= s->pin.seq)) {
 		uint64_t from = s->segs[0].seq == s->head.seq ? s->head.off : 0;
@@ -374,6 +441,7 @@ long spool_append_commit(struct spool *s)
 	}
 	if (dropped) {
 		s->dropped += (uint64_t)dropped;
+		s->pending_n -= (uint64_t)dropped < s->pending_n ? (uint64_t)dropped : s->pending_n;
 		persist_head(s);
 	}
 	return dropped;
@@ -407,6 +475,7 @@ long spool_drop_oldest(struct spool *s)
 		s->head.off = 0;
 	}
 	s->dropped += (uint64_t)dropped;
+	s->pending_n -= (uint64_t)dropped < s->pending_n ? (uint64_t)dropped : s->pending_n;
 	persist_head(s);
 	return dropped;
 }
@@ -457,6 +526,7 @@ int spool_peek(struct spool *s, size_t max_n, size_t max_bytes, spool_rec_fn fn,
 {
 	*n = 0;
 	*bytes = 0;
+	spool_check_removed(s);
 	for (size_t i = 0; i < s->nsegs && *n < max_n; i++) {
 		struct spool_seg *sg = &s->segs[i];
 		uint64_t off = 0;
@@ -511,10 +581,19 @@ int spool_peek(struct spool *s, size_t max_n, size_t max_bytes, spool_rec_fn fn,
 	return 0;
 }
 
-int spool_ack(struct spool *s, struct spool_pos pos)
+int spool_ack(struct spool *s, struct spool_pos pos, size_t n)
 {
+	if (pos.seq < s->gen_seq) {
+		/* records in flight when the directory was removed: they arrived
+		 * after all, so they are not lost */
+		uint64_t back = n < s->orphan_n ? n : s->orphan_n;
+		s->orphan_n -= back;
+		s->lost_removed -= back;
+		return 0;
+	}
 	if (pos.seq < s->head.seq || (pos.seq == s->head.seq && pos.off <= s->head.off))
 		return 0;
+	s->pending_n -= n < s->pending_n ? n : s->pending_n;
 	s->head = pos;
 	/* accepted records need no durability: nothing is left to sync when
 	 * the head passed the last record appended */
@@ -523,4 +602,74 @@ int spool_ack(struct spool *s, struct spool_pos pos)
 		s->unsynced = false;
 	normalize(s);
 	return persist_head(s);
+}
+
+/* Forgets the segments of a removed directory (their descriptors too). */
+static void forget_removed(struct spool *s)
+{
+	if (s->cur_fd >= 0)
+		close(s->cur_fd);
+	if (s->headfd >= 0)
+		close(s->headfd);
+	if (s->lockfd >= 0)
+		close(s->lockfd);
+	close(s->dirfd);
+	s->cur_fd = s->headfd = s->lockfd = s->dirfd = -1;
+	uint64_t next = s->nsegs ? s->segs[s->nsegs - 1].seq + 1 : s->head.seq + 1;
+	s->nsegs = 0;
+	s->total = 0;
+	s->unsynced = false;
+	s->pending_n = 0;
+	/* positions of the old segments are before every new one */
+	s->gen_seq = next;
+	s->head.seq = next;
+	s->head.off = 0;
+}
+
+/* Creates the directory again and takes its lock. */
+static int reopen_dir(struct spool *s)
+{
+	int rc = mkdir_p(s->dir);
+
+	if (rc < 0) {
+		errno = -rc;
+		return -1;
+	}
+	s->dirfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->dirfd < 0)
+		return -1;
+	return lock_late(s);
+}
+
+uint64_t spool_check_removed(struct spool *s)
+{
+	struct stat st;
+	uint64_t lost = 0;
+
+	if (s->dirfd >= 0 && fstat(s->dirfd, &st) == 0 && st.st_nlink > 0)
+		return 0;
+	if (s->dirfd >= 0) {
+		lost = s->pending_n;
+		s->orphan_n = s->pinned ? (s->pin_n < lost ? s->pin_n : lost) : 0;
+		s->lost_removed += lost;
+		alog_error("spool directory %s was removed while the agent ran: its %llu unsent samples are "
+			   "lost (%llu of them in flight: not lost if the server takes them); creating it again",
+			   s->dir, (unsigned long long)lost, (unsigned long long)s->orphan_n);
+		forget_removed(s);
+	}
+	if (s->dirfd < 0 && reopen_dir(s) < 0) {
+		if (!s->dir_failing)
+			alog_error("could not create the spool directory %s again: %s; keeping samples in memory",
+				   s->dir, strerror(errno));
+		s->dir_failing = true;
+		if (s->dirfd >= 0) {
+			close(s->dirfd);
+			s->dirfd = -1;
+		}
+		return lost;
+	}
+	if (s->dir_failing)
+		alog_info("spool directory %s is there again", s->dir);
+	s->dir_failing = false;
+	return lost;
 }

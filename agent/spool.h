@@ -59,11 +59,22 @@ struct spool {
 	uint64_t dropped;	/* samples deleted because the spool was full, total */
 	bool pinned;		/* records before pin are in flight: not dropped */
 	struct spool_pos pin;
+	size_t pin_n;		/* how many records are in flight */
+	uint64_t pending_n;	/* records not yet accepted (lost with the directory) */
+	uint64_t gen_seq;	/* segments before this one went with a removed directory */
+	uint64_t orphan_n;	/* records of those in flight: counted lost unless accepted */
+	uint64_t lost_removed;	/* records lost because the directory was removed, total */
+	bool readonly;		/* opened without write access: appends fail until it has it */
+	bool abort_failing, head_failing, dir_failing;	/* said once until it works again */
 };
 
 /* Opens (creating it, mode 0700) the spool directory, takes its lock,
  * recovers from a crash (cuts a torn last record, drops segments before the
- * head). Returns 0, or -1 with a message in err. */
+ * head). Returns 0, or -1 with a message in err. A directory that exists
+ * but cannot be written (a read-only filesystem, permission denied) is
+ * opened read-only: s->readonly is set and err says why; its unsent
+ * records are delivered, appends fail (the caller keeps samples in
+ * memory) until the directory takes writes, and the lock is taken then. */
 int spool_open(struct spool *s, const char *dir, uint64_t max_bytes, char *err, size_t errlen);
 
 /* Syncs what is unsent and the head, closes descriptors, frees memory; the
@@ -119,10 +130,18 @@ typedef int (*spool_rec_fn)(void *ctx, const char *rec, size_t len);
 int spool_peek(struct spool *s, size_t max_n, size_t max_bytes, spool_rec_fn fn, void *ctx,
 	       struct spool_pos *ends, size_t *n, size_t *bytes);
 
-/* Marks everything before pos as accepted (or refused and dropped): moves
- * the head, persists it, deletes segments left behind. A pos at or before
- * the head is a no-op (its records were dropped meanwhile). Returns 0, or -1
- * when the head could not be persisted (it is still moved in memory). */
-int spool_ack(struct spool *s, struct spool_pos pos);
+/* Marks everything before pos (n records) as accepted (or refused and
+ * dropped): moves the head, persists it, deletes segments left behind. A
+ * pos at or before the head is a no-op (its records were dropped
+ * meanwhile). Returns 0, or -1 when the head could not be persisted (it is
+ * still moved in memory). */
+int spool_ack(struct spool *s, struct spool_pos pos, size_t n);
+
+/* When the spool directory was removed while the agent ran (its
+ * descriptor has no link left), its unsent records are gone: counts them
+ * in lost_removed, forgets the segments and creates the directory again.
+ * Returns the number of records lost now (0: the directory is there).
+ * spool_append_begin and spool_peek call it. */
+uint64_t spool_check_removed(struct spool *s);
 
 #endif

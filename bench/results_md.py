@@ -87,6 +87,11 @@ def main():
                        f"Citus coordinator and two workers on the same machine (one machine standing in "
                        f"for several) | {num(r.get('plain_p50_ms'))} ms against {num(r.get('citus_p50_ms'))} ms "
                        f"({num(r.get('ratio'), 2)}×) |")
+        elif p == "regression_run":
+            tested = sum(1 for x in r.get("releases", []) if x.get("status") == "tested")
+            out.append(f"| one kernel-regression watch run: {num(r.get('hosts'), 0)} hosts × "
+                       f"{num((r.get('window_s') or 0) / 3600, 0)} h, {tested} release(s) tested, "
+                       f"{num(r.get('tests'), 0)} tests | {num(r.get('duration_ms'), 0)} ms |")
         elif p == "browser":
             labels = {"fleet": "fleet view: table, states and visible sparklines drawn",
                       "fleet_interactive": "fleet view, painted and input free",

@@ -74,3 +74,24 @@ const char *det_fmt_rate(char *buf, int len, double bps, double page_size)
 		 det_fmt_bytes(b, sizeof(b), bps));
 	return buf;
 }
+
+/* Whose stall PSI shows (see detect_kinds.h). A refault stalls in memory
+ * (psi_memstall_enter in folio_wait_bit_common, swap_read_folio) only when
+ * the folio had PG_workingset at eviction, which workingset_restore counts;
+ * reclaim making room for refaults stalls too, in proportion to how much of
+ * the scope's memory they re-read. */
+enum det_psi_owner det_refault_psi(const struct dview *v, double rf, double io_rf)
+{
+	if (isnan(v->psi_some) || isnan(rf))
+		return PSI_NONE;
+	double restore = v->r[C_RESTORE_ALL];
+	bool restoring = !isnan(restore) && restore >= 0.05 * rf;
+	bool cycling = !isnan(v->mem_ref) && v->mem_ref > 0 && det_nz(io_rf) >= 0.01 * v->mem_ref;
+	if (cycling)
+		return PSI_REFAULTS;
+	if (v->psi_from_host)
+		return PSI_NONE;	/* the machine's stall, not shown to be this cgroup's */
+	if (!isnan(restore) && !restoring)
+		return PSI_ELSEWHERE;
+	return PSI_REFAULTS;
+}

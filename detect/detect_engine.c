@@ -306,6 +306,15 @@ static void cgroup_view(struct dview *v, const struct scope *c, const struct dvi
 	}
 	v->swap_free = hv->swap_free;
 	double smax = v->g[G_SWAP_MAX];
+	/* cgroup v1: swap a cgroup may hold is its memsw limit less its memory
+	 * limit; when the memsw counter is what fails a charge,
+	 * try_charge_memcg() clears MEMCG_RECLAIM_MAY_SWAP and limit reclaim
+	 * does not scan anon at all (memsw limit == memory limit, Docker's
+	 * --memory-swap equal to --memory: no swap). Unlimited (PAGE_COUNTER_MAX
+	 * pages, ~2^63 bytes) counts as no limit. */
+	double msw = v->g[G_MEMSW_LIMIT], mlim = v->g[G_MEM_LIMIT_HIER];
+	if (isnan(smax) && !isnan(msw) && !isnan(mlim) && msw < 0x1p62)
+		smax = fmax(0.0, msw - mlim);
 	if (!isnan(smax)) {
 		double left = fmax(0.0, smax - det_nz(v->g[G_SWAP_CURRENT]));
 		v->swap_free = isnan(v->swap_free) ? left : fmin(v->swap_free, left);
@@ -343,6 +352,16 @@ static void cgroup_view(struct dview *v, const struct scope *c, const struct dvi
 			v->refault_attributed = true;
 		}
 	}
+	/* memory.stat without pswpin (before 6.12) and without anon refaults
+	 * (v1; v2 before 5.9): every swap-in is a major fault (do_swap_page
+	 * returns VM_FAULT_MAJOR when it reads), so the host's swap-ins are
+	 * attributed by this cgroup's share of the host's major faults */
+	double hsin = det_nz(hv->r[C_PSWPIN]) + det_nz(hv->r[C_ZSWPIN]);
+	if (isnan(v->r[C_PSWPIN]) && isnan(v->r[C_REFAULT_ANON]) && isnan(v->r[C_ZSWPIN]) &&
+	    !isnan(hv->r[C_PSWPIN]) && !isnan(cmaj) && !isnan(hmaj) && hmaj > 0) {
+		v->r[C_PSWPIN] = hsin * fmin(1.0, cmaj / hmaj);
+		v->swapin_attributed = true;
+	}
 	/* machine-wide counters that only exist at host level */
 	v->r[C_ALLOCSTALL] = NAN;
 	/* immediate reclaim hits dirty pages: attribute the host's rate by
@@ -375,6 +394,10 @@ static json_t *evidence_json(const struct det_result *r, const struct dview *v)
 	if (r->hint && json_object_set_new(e, "hint", json_string(r->hint)) < 0)
 		goto fail;
 	if (v->psi_from_host && json_object_set_new(e, "psi_source", json_string("host")) < 0)
+		goto fail;
+	if (v->swapin_attributed &&
+	    json_object_set_new(e, "swapin_source",
+				json_string("host swap-ins by this cgroup's share of major faults")) < 0)
 		goto fail;
 	if (v->refault_attributed &&
 	    json_object_set_new(e, "refault_source",
@@ -562,6 +585,7 @@ static int step(struct det_host *h, struct scope *c, int kind, int lv, int64_t t
 	return 0;
 }
 
+
 /* True when child is a strict descendant of parent ("/a" of "/a/b"). */
 static bool is_descendant(const char *parent, const char *child)
 {
@@ -603,9 +627,52 @@ static void dedup(struct det_host *h)
 		if (!any_cg || hs->lv[kind] < DL_WARNING)
 			continue;
 		bool cg_reclaim = !isnan(hs->view.global_share) && hs->view.global_share < 0.25;
-		if (cg_reclaim || max_cg >= 0.5 * hs->mag[kind])
+		if (cg_reclaim || max_cg >= 0.5 * hs->mag[kind]) {
 			hs->lv[kind] = hs->k[kind].phase == PH_OPEN ? DL_SUSTAIN : DL_CLEAR;
+			continue;
+		}
+		/* The host keeps a host-wide signature (CONTRACT.md §3): machine-
+		 * wide reclaim spread over cgroups that have no limit of their own
+		 * is one signature, not one per cgroup (8 unlimited pods each with
+		 * an eighth of a node's thrash). A cgroup at its own limit keeps
+		 * its alert: that reclaim is its own. */
+		for (size_t i = 1; i < h->nsc; i++) {
+			struct scope *p = &h->sc[i];
+			if (p->seen && p->lv[kind] >= DL_WARNING && !p->view.mem_limited)
+				p->lv[kind] = p->k[kind].phase == PH_OPEN ? DL_SUSTAIN : DL_CLEAR;
+		}
 	}
+}
+
+
+/* Inactive anon the host's reclaim cannot swap: held by cgroups whose
+ * swap is used up or forbidden (memory.swap.max 0, v1 memsw limit equal to
+ * the memory limit). get_scan_count() asks can_reclaim_anon_pages(), which
+ * for a memcg is mem_cgroup_get_nr_swap_pages() > 0, and scans only file
+ * there: such anon is not "never scanned" by a wrong balance. Each cgroup
+ * counts once, outermost first (scopes are sorted by path; a counted
+ * cgroup's descendants are inside its figure). */
+static double anon_noswap(const struct det_host *h)
+{
+	double sum = 0;
+	const char *counted[64];
+	int nc = 0;
+
+	for (size_t i = 1; i < h->nsc; i++) {
+		const struct scope *c = &h->sc[i];
+		if (!c->seen || isnan(c->view.swap_free) || c->view.swap_free >= 1 * MiB ||
+		    isnan(c->view.g[G_INACTIVE_ANON]))
+			continue;
+		bool inside = false;
+		for (int j = 0; j < nc && !inside; j++)
+			inside = is_descendant(counted[j], c->path);
+		if (inside)
+			continue;
+		sum += c->view.g[G_INACTIVE_ANON];
+		if (nc < (int)(sizeof(counted) / sizeof(counted[0])))
+			counted[nc++] = c->path;
+	}
+	return sum;
 }
 
 /* Pass 1: every detector on one scope, then the operator's overrides
@@ -650,7 +717,11 @@ int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct
 	double ps = (double)ps_i;
 	int64_t dt_ms = h->last_ts_ms ? ts - h->last_ts_ms : 0;
 	bool rebooted = h->last_ts_ms && boot && h->boot_hash && boot != h->boot_hash;
-	bool gap = dt_ms > rate_gap_limit_ms(det_host_interval_ms(h));
+	/* With no interval_s and no interval measured yet (interval_s is
+	 * optional), there is nothing to call a gap against: the first
+	 * interval is the measure (a 120 s agent would otherwise never get
+	 * past the 60 s minimum) */
+	bool gap = det_host_interval_ms(h) > 0 && dt_ms > rate_gap_limit_ms(det_host_interval_ms(h));
 	if (dt_ms > 0 && !gap)
 		h->interval_est_ms = rate_interval_estimate(h->interval_est_ms, dt_ms);
 
@@ -698,16 +769,18 @@ int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct
 		c->last_seen_ms = ts;
 	}
 	hs = &h->sc[0];
-	for (size_t i = 0; i < h->nsc; i++) {
+	for (size_t i = 1; i < h->nsc; i++) {
 		struct scope *c = &h->sc[i];
 		if (!c->seen)
 			continue;
-		if (i > 0) {
-			double cdt = (double)(ts - c->prev_ts_ms) / 1000.0;
-			c->valid = hs->valid && c->prev_ts_ms == hs->prev_ts_ms && c->prev_ts_ms > 0;
-			cgroup_view(&c->view, c, &hs->view, c->valid ? cdt : 1.0, ps);
-		}
-		if (c->valid)
+		double cdt = (double)(ts - c->prev_ts_ms) / 1000.0;
+		c->valid = hs->valid && c->prev_ts_ms == hs->prev_ts_ms && c->prev_ts_ms > 0;
+		cgroup_view(&c->view, c, &hs->view, c->valid ? cdt : 1.0, ps);
+	}
+	hs->view.ia_noswap = anon_noswap(h);
+	for (size_t i = 0; i < h->nsc; i++) {
+		struct scope *c = &h->sc[i];
+		if (c->seen && c->valid)
 			evaluate(c, &h->tune);
 	}
 

@@ -164,6 +164,8 @@ static const struct gsrc gauge_src[NSCOPE][NGAUGE] = {
 		[G_SWAP_CURRENT] = { { "swap_current" }, 1.0 },
 		[G_PSI_MEM_SOME10] = { { "psi.some.avg10" }, CENTI },
 		[G_PSI_MEM_FULL10] = { { "psi.full.avg10" }, CENTI },
+		[G_MEMSW_LIMIT] = { { "stat.hierarchical_memsw_limit" }, 1.0 },
+		[G_MEM_LIMIT_HIER] = { { "stat.hierarchical_memory_limit" }, 1.0 },
 	},
 	[SC_V2] = {
 		[G_SWAPPINESS] = { { "settings.memory.swappiness" }, 1.0 },

@@ -52,6 +52,8 @@ enum feat_gauge {
 	G_SWAP_ZRAM,		/* bytes of swap on zram devices (settings swap.zram.size_kb) */
 	G_SWAP_OTHER,		/* bytes of swap on partitions and files (settings) */
 	G_ZSWAP_ON,		/* 1 when zswap is enabled (settings zswap.enabled) */
+	G_MEMSW_LIMIT,		/* cgroup v1 hierarchical memory+swap limit, bytes */
+	G_MEM_LIMIT_HIER,	/* cgroup v1 hierarchical memory limit, bytes */
 	NGAUGE
 };
 

@@ -50,6 +50,8 @@ struct dview {
 	double global_share;		/* machine-wide share of reclaim scans (NAN unknown) */
 	bool refault_attributed;	/* a cgroup without refault counters: the host's refaults
 					 * by its share of the host's major faults */
+	bool swapin_attributed;		/* a cgroup without swap-in counters: the host's swap-ins
+					 * by its share of the host's major faults */
 	const char *mem_ref_name;	/* what mem_ref is: "MemTotal", "memory.max",
 					 * "memory.high", "memory.limit_in_bytes" */
 	bool mem_limited;		/* mem_ref is the cgroup's own limit */
@@ -58,6 +60,8 @@ struct dview {
 	bool swap_zram;			/* swap on zram (agent settings) */
 	bool swap_zswap;		/* zswap enabled (settings) or its counters moving */
 	bool swap_disk_only;		/* known: swap on disk only, no zram, zswap off */
+	double ia_noswap;		/* host: bytes of inactive anon in cgroups that may not
+					 * swap (memory.swap.max reached, v1 memsw = limit) */
 };
 
 #define DET_MAX_EVIDENCE 16
@@ -93,6 +97,20 @@ void detect_compaction_stall(const struct dview *v, struct det_result *out);
 const char *det_kind_name(enum det_kind k);
 /* Reverse lookup; -1 when unknown. */
 int det_kind_from_name(const char *name);
+
+/* Whether a scope's memory stall can be laid on refaults of rf bytes/s
+ * (io_rf of them read from disk rather than decompressed):
+ *   PSI_REFAULTS   yes: working-set refaults (workingset_restore >= 5 %), or
+ *                  refaults re-reading >= 1 % of the scope's memory a second
+ *                  (reclaim to make room for them stalls)
+ *   PSI_ELSEWHERE  the scope's own PSI, with refaults that the kernel says
+ *                  did not stall (restore ~0) and re-read a negligible share
+ *                  of memory: the stall is something else's (direct
+ *                  compaction, writeback, another cgroup)
+ *   PSI_NONE       no PSI, or host PSI borrowed by a cgroup whose refaults
+ *                  do not show it is this cgroup's: judge as without PSI */
+enum det_psi_owner { PSI_NONE, PSI_REFAULTS, PSI_ELSEWHERE };
+enum det_psi_owner det_refault_psi(const struct dview *v, double rf, double io_rf);
 
 /* Helpers shared by the detectors (detect_common.c). */
 void det_ev(struct det_result *r, const char *key, double v);	/* skips NAN */

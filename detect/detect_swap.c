@@ -144,12 +144,18 @@ static void cold_anon(const struct dview *v, struct det_result *o)
 	} else {
 		return;	/* no way to tell whether anon is scanned */
 	}
+	/* anon in cgroups that may not swap is never scanned by design */
+	if (!v->is_cgroup && v->ia_noswap > 0)
+		ia = fmax(0.0, ia - v->ia_noswap);
 	bool swap_ok = !isnan(v->swap_free) && v->swap_free >= 64 * MiB && v->swappiness > 0;
 	double ia_min = fmax(64 * MiB, isnan(v->mem_ref) ? 0 : 0.05 * v->mem_ref);
 	if (!cold || !swap_ok || ia < ia_min)
 		return;
-	bool psi = !isnan(v->psi_some);
-	bool pressure = psi ? v->psi_some >= 0.05 : rf >= 4 * MiB;
+	/* the stall must be the refaults' (a trickle of refaults beside
+	 * direct compaction is not the balance's fault) */
+	enum det_psi_owner owner = det_refault_psi(v, rf, rf);
+	bool psi = owner == PSI_REFAULTS;
+	bool pressure = psi ? v->psi_some >= 0.05 : owner == PSI_NONE && rf >= 4 * MiB;
 	if (rf >= 1 * MiB && pressure)
 		o->level = (psi && (v->psi_some >= 0.25 || det_nz(v->psi_full) >= 0.10)) ? DL_CRITICAL : DL_WARNING;
 	else if (rf >= 256 * 1024)
@@ -173,8 +179,12 @@ static void cold_anon(const struct dview *v, struct det_result *o)
 	char kb[640];
 	kbug_verdict(KB_COLD_ANON, &v->kernel, kb, sizeof(kb));
 	const char *why = "";
-	if (kver_known(&v->kernel) && kver_cmp(&v->kernel, 5, 5) >= 0)
-		why = "; on this kernel file-only reclaim is cache_trim_mode (5.5+, b910718a948a: inactive "
+	if (v->mglru)
+		why = "; with the multi-gen LRU on, reclaim at the root goes to lru_gen_shrink_node() "
+		      "(get_scan_count() and cache_trim_mode are not used): its anon/file balance follows "
+		      "swappiness and the generations' refault tiers";
+	else if (kver_known(&v->kernel) && kver_cmp(&v->kernel, 5, 5) >= 0)
+		why = "; on this kernel file-only reclaim is cache_trim_mode (5.5+, b91ac374346b: inactive "
 		      "file plentiful and no refault seen at the reclaim root), which use-once-looking "
 		      "cache keeps on";
 	else if (kver_known(&v->kernel) && kver_cmp(&v->kernel, 5, 3) >= 0)
@@ -227,6 +237,30 @@ static void over_swap(const struct dview *v, struct det_result *o)
 		anon_share = fmin(1.0, so / steal);
 	if (!isnan(anon_share) && anon_share < 0.5)
 		return;
+	/* LRU reclaim did the swap-out: pgscan counts only in
+	 * shrink_inactive_list(); proactive pageout (DAMON_RECLAIM, MADV_PAGEOUT:
+	 * reclaim_pages() -> shrink_folio_list()) swaps out without a scan, and
+	 * is the operator's choice, not reclaim's balance */
+	double scan = v->r[C_SCAN_ALL];
+	if (!isnan(scan) && scan < 0.5 * so)
+		return;
+	/* the cache is cold: reclaim frees the file pages it scans. Pages it
+	 * scans and keeps (referenced, activated) are the file LRU's cost in
+	 * lru_note_cost(lruvec, file, nr_pageout, nr_scanned - nr_reclaimed)
+	 * and shrink_active_list()'s rotations (before 5.9 recent_rotated in
+	 * get_scan_count()): a hot cache moves the pressure to cold anon by
+	 * design. File pages kept (5.8+: pgscan_file - pgsteal_file) at least
+	 * the swap-out, or all pages kept (before: anon rotations included, so
+	 * twice) say the cache is in use. */
+	double kept = NAN, kept_need = so;
+	if (!isnan(v->r[C_SCAN_FILE]) && !isnan(sf) && !v->is_cgroup)
+		kept = v->r[C_SCAN_FILE] - sf;
+	else if (!isnan(scan) && !isnan(steal)) {
+		kept = scan - steal;
+		kept_need = 2 * so;
+	}
+	if (!isnan(kept) && kept >= kept_need)
+		return;
 	double scan_a = v->r[C_SCAN_ANON], scan_f = v->r[C_SCAN_FILE];
 	double scan_ratio = (!v->is_cgroup && !isnan(scan_a) && !isnan(scan_f) && scan_f > 0) ? scan_a / scan_f : NAN;
 	bool psi = !isnan(v->psi_some);
@@ -266,6 +300,10 @@ static void over_swap(const struct dview *v, struct det_result *o)
 		cause = "vm.swappiness above 100 asks reclaim to prefer anon: lower it for this workload";
 	else if (compressed(v))
 		cause = "swapping to compressed memory stalls here: lower swappiness or give the workload memory";
+	else if (v->mglru)
+		cause = "reclaim prefers anon over a cold cache under the multi-gen LRU (no active/inactive "
+			"lists, no cache_trim_mode): check swappiness (memory.swappiness of the cgroup) or "
+			"memory.low/min protecting the cache";
 	else if (kbug_inside(KB_SCAN_ROUNDUP, &v->kernel))
 		cause = "on this kernel the scan-size round-up makes small anon lists of online memory "
 			"cgroups eligible at every priority (seed 004: 64 KiB pages, THP)";
@@ -289,7 +327,10 @@ static void over_swap(const struct dview *v, struct det_result *o)
 	if (!isnan(anon_share) && n < DET_SUMMARY_MAX)
 		n += snprintf(o->summary + n, (size_t)(DET_SUMMARY_MAX - n), "; %.0f%% of reclaim is anon",
 			      anon_share * 100);
-	add_stall(v, o->summary, n);
+	n = add_stall(v, o->summary, n);
+	if (v->is_cgroup && v->mem_limited && n < DET_SUMMARY_MAX)
+		snprintf(o->summary + n, (size_t)(DET_SUMMARY_MAX - n), " (%s %s)", v->mem_ref_name,
+			 det_fmt_bytes(c, sizeof(c), v->mem_ref));
 }
 
 static void swap_churn(const struct dview *v, struct det_result *o)
@@ -345,10 +386,13 @@ static void swap_churn(const struct dview *v, struct det_result *o)
 	const char *zn = swap_name(v);
 	snprintf(o->hint_buf, sizeof(o->hint_buf),
 		 "anon comes back from %s as fast as it goes while cold file cache stays: lower swappiness "
-		 "for this workload (memory.swappiness / vm.swappiness %.0f%s); a cache read twice sits on "
-		 "the active file list, which cache_trim_mode does not trim first; or give the workload "
+		 "for this workload (memory.swappiness / vm.swappiness %.0f%s); %s; or give the workload "
 		 "memory (memory.max / memory.high)",
-		 zn ? zn : "swap", v->swappiness, v->swappiness_known ? "" : " assumed");
+		 zn ? zn : "swap", v->swappiness, v->swappiness_known ? "" : " assumed",
+		 v->mglru ? "the multi-gen LRU keeps the cache in the generations its refault tiers "
+			    "protect (no cache_trim_mode there)"
+			  : "a cache read twice sits on the active file list, which cache_trim_mode does not "
+			    "trim first");
 	o->hint = o->hint_buf;
 	char a[64], b[32], c[32];
 	int n = snprintf(o->summary, DET_SUMMARY_MAX,

@@ -25,7 +25,6 @@ void detect_thrash(const struct dview *v, struct det_result *out)
 	double act = v->mglru ? v->r[C_RESTORE_ALL] : v->r[C_ACTIVATE_ALL];
 	double ws = (rf > 0 && !isnan(act)) ? fmin(1.0, act / rf) : NAN;
 	double maj = v->r[C_MAJFAULT];
-	bool psi = !isnan(v->psi_some);
 	/* Anon brought back from zram or zswap is decompressed in memory: its
 	 * cost is CPU time, which PSI already counts, and running so is what
 	 * compressed swap is for. Such refaults need twice the stall of a
@@ -40,22 +39,39 @@ void detect_thrash(const struct dview *v, struct det_result *out)
 	if (isnan(rf))
 		return;
 	out->magnitude = rf;
-	if (psi) {
+	/* the stall PSI shows must be the refaults' (detect_kinds.h) */
+	enum det_psi_owner owner = det_refault_psi(v, rf, io_rf);
+	bool psi = owner == PSI_REFAULTS;
+	double restore = v->r[C_RESTORE_ALL];
+	bool restoring = !isnan(restore) && restore >= 0.05 * rf;
+	/* refaults the kernel judged outside the working set (no activation,
+	 * no restore: the refault distance exceeded what could stay resident,
+	 * mm/workingset.c) wait for read I/O, which memory PSI does not
+	 * count: a low stall then needs a re-read of half the memory per
+	 * second (real-filethrash: 17x) to mean the working set is missing */
+	bool outside_ws = !isnan(ws) && ws < 0.05 && !isnan(restore) && !restoring;
+	if (owner == PSI_ELSEWHERE) {
+		return;
+	} else if (psi) {
 		double some = v->psi_some, full = det_nz(v->psi_full);
 		double to = det_nz(turnover);
+		double to_warn = outside_ws ? 0.5 : 0.01;
 		/* (full: a cgroup with one busy task stalls "full" whenever it
 		 * stalls at all) */
 		double warn = mem_speed ? 0.10 : 0.05, warn_full = mem_speed ? 0.10 : 0.02;
 		double crit_full = mem_speed ? 0.25 : 0.10;
 		if (rf >= 1 * MiB && (some >= 0.25 || full >= crit_full || (to >= 0.5 && some >= 0.01)))
 			out->level = DL_CRITICAL;
-		else if (rf >= 1 * MiB && (some >= warn || full >= warn_full || (to >= 0.01 && some >= 0.01)))
+		else if (rf >= 1 * MiB && (some >= warn || full >= warn_full || (to >= to_warn && some >= 0.01)))
 			out->level = DL_WARNING;
-		else if (rf >= 256 * 1024 && (some >= warn / 2.5 || (to >= 0.005 && some >= 0.005)))
+		else if (rf >= 256 * 1024 && (some >= warn / 2.5 || (to >= to_warn / 2 && some >= 0.005)))
 			out->level = DL_SUSTAIN;
 	} else {
 		bool hot = (!isnan(ws) && ws >= 0.3) || det_nz(maj) >= 100 || det_nz(turnover) >= 0.05;
-		if (rf >= 32 * MiB && !isnan(ws) && ws >= 0.5)
+		/* critical without PSI: working-set refaults at a rate that is
+		 * also a share of the scope's memory (32 MiB/s is nothing to a
+		 * 512 GiB host) */
+		if (rf >= 32 * MiB && !isnan(ws) && ws >= 0.5 && det_nz(turnover) >= 0.01)
 			out->level = DL_CRITICAL;
 		else if (rf >= 4 * MiB && hot)
 			out->level = DL_WARNING;

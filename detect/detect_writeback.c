@@ -71,8 +71,11 @@ static enum det_level mglru_level(const struct dview *v, double dw, double eff, 
 
 	*sorted = (!isnan(refill) && !isnan(scan) && scan + refill >= 1 * MiB) ? refill / fmax(scan, 1.0) : NAN;
 	bool crowded = dw >= 16 * MiB && file > 0 && dw >= 0.25 * file;
+	/* io full stall stands for writeback only when swap is not doing
+	 * block I/O itself (swap-ins are reads that stall io too) */
+	bool swap_io = det_nz(v->r[C_PSWPIN]) + det_nz(v->r[C_PSWPOUT]) >= 1 * MiB;
 	bool diverted = (!isnan(*sorted) && *sorted >= 0.5) || (!isnan(eff) && eff < 0.5) ||
-			(!isnan(v->io_full) && v->io_full >= 0.10);
+			(!swap_io && !isnan(v->io_full) && v->io_full >= 0.10);
 	bool stall = psi ? v->psi_some >= 0.10 : det_nz(v->r[C_ALLOCSTALL]) >= 1;
 	if (v->is_cgroup) {
 		double cur = v->g[G_MEM_CURRENT];
@@ -94,6 +97,18 @@ void detect_writeback_storm(const struct dview *v, struct det_result *o)
 {
 	double scan = v->r[C_SCAN_ALL], steal = v->r[C_STEAL_ALL];
 	double eff = (!isnan(scan) && !isnan(steal) && scan >= 1 * MiB) ? fmin(1.0, steal / scan) : NAN;
+	/* dirty and writeback pages are file pages: where the split is known
+	 * (5.8+), the efficiency they lower is the file LRU's; anon reclaim
+	 * that rotates referenced pages (swap thrash) is not theirs */
+	double sf = v->r[C_SCAN_FILE], stf = v->r[C_STEAL_FILE];
+	if (!isnan(sf) && !isnan(stf) && sf >= 1 * MiB)
+		eff = fmin(1.0, stf / sf);
+	/* immediate reclaim counts the dirty/writeback folios reclaim met and
+	 * rotated (shrink_folio_list: folio_set_reclaim, "tagged for immediate
+	 * reclaim"): as a share of what it scanned, how much of reclaim they
+	 * blocked. 0.2 % of a streaming writer's 100k pages/s is reclaim
+	 * meeting the tail of the dirty data, not a storm. */
+	double imm_share = (!isnan(scan) && scan >= 1 * MiB) ? det_nz(v->r[C_IMMEDIATE]) / scan : NAN;
 	double dw = det_nz(v->g[G_DIRTY]) + det_nz(v->g[G_WRITEBACK]);
 	double ifile = v->g[G_INACTIVE_FILE];
 	double fwrite = NAN, imm = v->r[C_IMMEDIATE];
@@ -113,7 +128,7 @@ void detect_writeback_storm(const struct dview *v, struct det_result *o)
 		o->magnitude = v->is_cgroup ? dw : det_nz(v->r[C_PGREFILL]);
 	} else if (!v->is_cgroup) {
 		bool s_write = det_nz(fwrite) >= 256 * 1024;
-		bool s_imm = det_nz(imm) >= 256 * 1024;
+		bool s_imm = det_nz(imm) >= 256 * 1024 && (isnan(imm_share) || imm_share >= 0.01);
 		int conseq = s_dirty + s_eff + s_stall + s_io;
 		if ((s_write || s_imm) && conseq >= 1) {
 			bool crit = (s_stall && !isnan(eff) && eff < 0.3) || (psi && v->psi_some >= 0.25) ||

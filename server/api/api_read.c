@@ -91,8 +91,12 @@ static int append_db_health(char **text, size_t *len, int64_t now)
 enum MHD_Result api_metrics(struct request *rq)
 {
 	struct store *st = app_store(rq->app);
+	struct store_health_report h;
 	size_t len = 0;
-	char *text = metrics_render(st != NULL, &len);
+
+	/* vmscope_database_up: a query answered now, not "a pool exists" */
+	store_health_check(st, time_now_ms(), &h);
+	char *text = metrics_render(h.db_up, &len);
 	struct MHD_Response *resp;
 
 	if (!text)

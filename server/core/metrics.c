@@ -165,7 +165,7 @@ char *metrics_render(bool db_up, size_t *len)
 	for (size_t i = 0; i < METRICS_NOTIFY_N; i++)
 		put(&o, "vmscope_notifications_total{result=\"%s\"} %llu\n", notify_names[i],
 		    atomic_load(&notify_by[i]));
-	put(&o, "# HELP vmscope_database_up 1 when the database answers.\n"
+	put(&o, "# HELP vmscope_database_up 1 when a query to the database succeeds now.\n"
 		"# TYPE vmscope_database_up gauge\n"
 		"vmscope_database_up %d\n", db_up ? 1 : 0);
 	put(&o, "# HELP vmscope_start_time_seconds When the server started (Unix seconds).\n"

@@ -387,7 +387,10 @@ enum MHD_Result ingest_finish(struct request *rq)
 		r = respond_store_error(rq, rc, err);
 	} else {
 		metrics_ingest_ok(b.n, nfresh, mono_s() - t0);
-		r = respond_json(rq, 202, json_pack("{s:I}", "accepted", (json_int_t)b.n));
+		/* duplicates: a (host, ts) stored already; the stored sample
+		 * stands (a re-post, or a sample taken after a clock step) */
+		r = respond_json(rq, 202, json_pack("{s:I,s:I,s:I}", "accepted", (json_int_t)b.n, "stored",
+						    (json_int_t)nfresh, "duplicates", (json_int_t)(b.n - nfresh)));
 	}
 	ingest_batch_release(&b);
 	trim_after(len);

@@ -24,6 +24,10 @@
 #define WINDOW_MS (5 * 60000)
 #define SKEW_OPEN_MS 60000
 #define SKEW_CLEAR_MS 30000
+/* An open clock_skew resolves, and a critical one (samples refused) turns
+ * back to a warning, only after this long without a skewed arrival or a
+ * refusal: a clock that goes back and forth keeps one alert. */
+#define SKEW_HOLD_MS (2 * 60000)
 /* CONTRACT.md §2: more than this ahead of the server's clock is refused */
 #define AHEAD_REFUSED_MS (10 * 60000)
 
@@ -37,6 +41,7 @@ void liveness_cfg_make(struct liveness_cfg *c, double factor)
 	c->window_ms = (int64_t)(WINDOW_MS * factor);
 	c->skew_open_ms = SKEW_OPEN_MS;
 	c->skew_clear_ms = SKEW_CLEAR_MS;
+	c->skew_hold_ms = (int64_t)(SKEW_HOLD_MS * factor);
 	if (c->tick_ms < 100)
 		c->tick_ms = 100;
 }
@@ -83,6 +88,9 @@ void host_lag_observe(struct host_lag *l, int64_t now_ms, int64_t newest_ms, int
 {
 	int64_t lag = now_ms - newest_ms;
 
+	l->last_ms = lag;
+	if (lag >= SKEW_CLEAR_MS || lag <= -SKEW_CLEAR_MS)
+		l->bad_ms = now_ms;
 	if (l->win_ms == 0 || l->min_ms == LAG_NONE || now_ms - l->win_ms >= window_ms || now_ms < l->win_ms) {
 		/* the window before counts only when it ended where this one
 		 * starts (no gap of a window or more without arrivals) */
@@ -110,11 +118,53 @@ static int64_t abs64(int64_t v)
 	return v < 0 ? -v : v;
 }
 
+/* The verdict on accepted samples. Every arrival's lag is the offset plus
+ * a delivery delay (>= 0), so every lag bounds the offset from above: the
+ * smallest of the last complete window and of the current one is the
+ * estimate, and a clock corrected from behind shows at its next arrival. A
+ * clock corrected from ahead makes lags larger, which a delay could too;
+ * the latest arrival tells them apart: a host still ahead posts its newest
+ * sample with a lag as far below zero, a corrected one (or one draining a
+ * backlog) does not, and no "ahead" alert opens on an old window then. */
+static enum clock_verdict judge_accepted(const struct clock_obs *o, int64_t now_ms, const struct liveness_cfg *cfg,
+					 int64_t *amount_ms)
+{
+	const struct host_lag *l = &o->lag;
+	int64_t prev = 0, est;
+	bool have_prev = host_lag_offset(l, now_ms, window_of(cfg->window_ms, o->interval_ms), &prev);
+	bool have_cur = l->min_ms != LAG_NONE && l->win_ms != 0 &&
+			now_ms - l->win_ms < 2 * window_of(cfg->window_ms, o->interval_ms);
+	int64_t quiet_since = l->bad_ms > o->refused_at_ms ? l->bad_ms : o->refused_at_ms;
+	bool quiet = now_ms - quiet_since >= cfg->skew_hold_ms;
+	bool last_ok = l->last_ms != LAG_NONE && abs64(l->last_ms) < cfg->skew_clear_ms;
+
+	/* corrected, and nothing skewed for the hold period: resolve */
+	if (o->alert_open && quiet && last_ok)
+		return CLOCK_OK;
+	/* an open alert needs only a current figure; opening one needs a
+	 * complete window (a backlog at start must not look like skew) */
+	if (!have_prev && !(o->alert_open && have_cur))
+		return CLOCK_KEEP;
+	est = have_prev && (!have_cur || prev < l->min_ms) ? prev : l->min_ms;
+	*amount_ms = abs64(est);
+	if (est >= cfg->skew_open_ms)
+		return CLOCK_BEHIND;
+	if (est <= -cfg->skew_open_ms) {
+		/* ahead by the window, but is the latest arrival still ahead? */
+		if (l->last_ms != LAG_NONE && l->last_ms <= -cfg->skew_clear_ms)
+			return CLOCK_AHEAD;
+		*amount_ms = 0;
+		return CLOCK_KEEP;
+	}
+	if (*amount_ms < cfg->skew_clear_ms && (!o->alert_open || quiet))
+		return CLOCK_OK;
+	*amount_ms = 0;
+	return CLOCK_KEEP;
+}
+
 enum clock_verdict clock_judge(const struct clock_obs *o, int64_t now_ms, const struct liveness_cfg *cfg,
 			       int64_t *amount_ms)
 {
-	int64_t offset;
-
 	*amount_ms = 0;
 	bool refusing = o->refused_n > 0 && o->refused_at_ms > o->seen_ms;
 	if (refusing && now_ms - o->refused_at_ms <= liveness_silent_after(o->interval_ms, cfg)) {
@@ -123,14 +173,17 @@ enum clock_verdict clock_judge(const struct clock_obs *o, int64_t now_ms, const 
 	}
 	if (refusing)
 		return CLOCK_KEEP;	/* refused, then nothing: the agent stopped */
-	if (!host_lag_offset(&o->lag, now_ms, window_of(cfg->window_ms, o->interval_ms), &offset))
-		return CLOCK_KEEP;	/* not known (yet, or any more) */
-	*amount_ms = abs64(offset);
-	if (*amount_ms >= cfg->skew_open_ms)
-		return offset > 0 ? CLOCK_BEHIND : CLOCK_AHEAD;
-	if (*amount_ms < cfg->skew_clear_ms || !o->alert_open)
-		return CLOCK_OK;
-	return CLOCK_KEEP;
+	/* samples accepted again after refusals: a critical alert stays
+	 * critical for the hold period (unless the clock is right again and
+	 * judge_accepted resolves it), so that a clock going back and forth
+	 * across the refusal limit does not escalate and de-escalate */
+	enum clock_verdict v = judge_accepted(o, now_ms, cfg, amount_ms);
+	if (o->alert_open && o->alert_refused && v != CLOCK_OK && o->refused_n > 0 &&
+	    now_ms - o->refused_at_ms < cfg->skew_hold_ms) {
+		*amount_ms = 0;
+		return CLOCK_KEEP;
+	}
+	return v;
 }
 
 void liveness_fmt_duration(int64_t ms, char *out, size_t outlen)
@@ -213,6 +266,7 @@ static int tick_clock(PGconn *c, int64_t now_ms, const struct liveness_cfg *cfg,
 		struct clock_row *r = &rows[i];
 		int64_t amount;
 		r->obs.alert_open = r->alert_id > 0;
+		r->obs.alert_refused = r->alert_id > 0 && r->alert_refused;
 		enum clock_verdict v = clock_judge(&r->obs, now_ms, cfg, &amount);
 		if (v == CLOCK_KEEP || (v == CLOCK_OK && r->alert_id <= 0))
 			continue;

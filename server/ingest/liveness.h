@@ -39,6 +39,7 @@ struct liveness_cfg {
 	int64_t window_ms;	/* 5 min: the clock offset's window of arrivals */
 	int64_t skew_open_ms;	/* 60 s: an offset beyond this opens clock_skew (not scaled) */
 	int64_t skew_clear_ms;	/* 30 s: an open clock_skew resolves below this (not scaled) */
+	int64_t skew_hold_ms;	/* 2 min: ... and after this long with no skewed arrival or refusal */
 };
 
 /* The durations, scaled by VMSCOPE_TEST_TIME_SCALE when set (read once). */
@@ -52,7 +53,9 @@ void liveness_cfg_make(struct liveness_cfg *c, double factor);
  * would hold two arrivals). */
 int64_t liveness_window(int64_t interval_ms);
 
-/* One arrival at now_ms whose newest sample has ts newest_ms. */
+/* One arrival at now_ms whose newest sample has ts newest_ms: the window,
+ * the latest lag, and the time of the latest skewed arrival (a lag of
+ * 30 s or more either way). */
 void host_lag_observe(struct host_lag *l, int64_t now_ms, int64_t newest_ms, int64_t window_ms);
 
 /* The offset estimate (server clock minus host clock, ms; > 0: the host is
@@ -72,7 +75,12 @@ enum clock_verdict {
 
 /* The verdict for one host at now_ms; *amount_ms the offset it names
  * (positive). Samples count as refused while the last refusal is newer
- * than the last stored sample and within the silence threshold. */
+ * than the last stored sample and within the silence threshold. An open
+ * alert resolves when the latest arrival's lag is under 30 s and no
+ * skewed arrival or refusal came for skew_hold_ms; a critical one stays
+ * critical for skew_hold_ms after the last refusal. An "ahead" alert
+ * opens only while the latest arrival is still ahead (a corrected clock
+ * leaves an old window behind it). */
 enum clock_verdict clock_judge(const struct clock_obs *o, int64_t now_ms, const struct liveness_cfg *cfg,
 			       int64_t *amount_ms);
 

@@ -65,11 +65,11 @@ const char *alert_sql_with_now(const char *sql, int n, char *buf, size_t cap)
 
 static const char open_sql[] =
 	"WITH prev AS (SELECT severity FROM alerts WHERE host_id = $1::int AND coalesce(cgroup, '') = "
-	"coalesce($3::text, '') AND kind = $4 AND state = 'open'), "
+	"coalesce($3::text, '') AND kind = $4 AND subject IS NULL AND state = 'open'), "
 	"a AS (INSERT INTO alerts (host_id, host, cgroup, kind, severity, state, started_at, opened_at, "
 	"updated_at, summary, evidence) VALUES ($1::int, $2, $3, $4, $5, 'open', " TS_FROM_MS("$6") ", "
 	TS_FROM_MS("$7") ", " TS_FROM_MS("$now") ", $8, $9::jsonb) "
-	"ON CONFLICT (host_id, (coalesce(cgroup, '')), kind) WHERE state = 'open' DO UPDATE SET "
+	"ON CONFLICT " ALERT_OPEN_KEY " WHERE state = 'open' DO UPDATE SET "
 	"severity = CASE WHEN alerts.severity = 'critical' THEN 'critical' ELSE excluded.severity END, "
 	"updated_at = excluded.updated_at RETURNING host_id, id, severity), "
 	ALERT_OUTBOX("CASE WHEN EXISTS (SELECT 1 FROM prev) THEN 'escalate' ELSE 'open' END", "a",
@@ -225,7 +225,7 @@ int alert_store_query(PGconn *c, const struct alert_query *q, json_t **out, char
 #define ALERTS_SQL(hostcond)                                                                               \
 	"SELECT id, host, cgroup, kind, severity, state, " MS_FROM_TS("started_at") ", "                     \
 	MS_FROM_TS("opened_at") ", " MS_FROM_TS("ended_at") ", summary, evidence::text, "                    \
-	SILENCE_MATCH_SQL("alerts") " FROM alerts WHERE " hostcond                                          \
+	SILENCE_MATCH_SQL("alerts") ", subject FROM alerts WHERE " hostcond                                          \
 	"AND ($2::text IS NULL OR cgroup = $2) AND ($3::text IS NULL OR kind = $3) "                         \
 	"AND ($4::text IS NULL OR state = $4) "                                                              \
 	"AND ($5::bigint IS NULL OR coalesce(ended_at, 'infinity') >= " TS_FROM_MS("$5") ") "               \
@@ -255,6 +255,7 @@ int alert_store_query(PGconn *c, const struct alert_query *q, json_t **out, char
 		a.summary = PQgetvalue(r, i, 9);
 		a.evidence = json_loads(PQgetvalue(r, i, 10), 0, &jerr);
 		a.silenced = PQgetvalue(r, i, 11)[0] == 't';
+		a.subject = PQgetisnull(r, i, 12) ? NULL : PQgetvalue(r, i, 12);
 		json_t *o = alert_rec_to_json(&a);	/* borrows the PGresult's strings */
 		if (a.evidence)
 			json_decref(a.evidence);

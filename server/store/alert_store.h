@@ -18,6 +18,12 @@
 #include "detect_engine.h"
 #include "store.h"
 
+/* The columns of the unique index of open alerts (schema/094_host_keys.sql),
+ * for ON CONFLICT: one open alert per (host, cgroup, kind, subject). The
+ * fleet's alerts (host '', a subject) have the reserved host id 0. */
+#define ALERT_OPEN_KEY "(host_id, (coalesce(cgroup, '')), kind, (coalesce(subject, '')))"
+#define ALERT_FLEET_HOST_ID 0
+
 /* Applies one engine action (detect_engine.h) of host host_id to the alerts
  * table, with its notification outbox row (an open, an escalation to
  * critical, a resolve). For DA_OPEN stores the new id in a->alert_id; when

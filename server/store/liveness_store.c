@@ -59,7 +59,7 @@ static int silence_one(PGconn *c, const char *host_id, const char *now_s, const 
 		 "jsonb_build_object('last_sample_ms', last_ts_ms, 'last_arrival_ms', seen_ms, "
 		 "'interval_s', interval_ms / 1000.0, 'silent_s', ($2::bigint - seen_ms) / 1000, 'hint', "
 		 "'check that the agent runs and reaches the server (its log says why it cannot post)') "
-		 "FROM s ON CONFLICT (host_id, (coalesce(cgroup, '')), kind) WHERE state = 'open' DO NOTHING "
+		 "FROM s ON CONFLICT " ALERT_OPEN_KEY " WHERE state = 'open' DO NOTHING "
 		 "RETURNING host_id, id), "
 		 ALERT_OUTBOX("'open'", "a", "true")
 		 "SELECT pg_notify('vmscope_notify', '') FROM a", 4, sql, sizeof(sql)), 4, v);
@@ -151,7 +151,7 @@ int liveness_store_clock_rows(PGconn *c, int64_t skew_ms, struct clock_row **out
 			   "coalesce((a.evidence->>'samples_refused')::boolean, false), "
 			   "coalesce(a.evidence->>'clock', '') = 'behind', "
 			   "coalesce(round(coalesce(a.evidence->>'behind_s', a.evidence->>'ahead_s')::float8 * 1000), 0)::bigint, "
-			   "h.id "
+			   "h.id, h.lag_last_ms, h.clock_bad_ms "
 			   "FROM hosts h LEFT JOIN detector_state d ON d.host_id = h.id "
 			   "LEFT JOIN alerts a ON a.host_id = h.id AND a.kind = 'clock_skew' "
 			   "AND a.state = 'open' AND a.cgroup IS NULL "
@@ -187,6 +187,8 @@ int liveness_store_clock_rows(PGconn *c, int64_t skew_ms, struct clock_row **out
 		w->alert_behind = PQgetvalue(r, i, 11)[0] == 't';
 		w->alert_amount_ms = get_i64(r, i, 12, 0);
 		w->host_id = (int32_t)get_i64(r, i, 13, 0);
+		w->obs.lag.last_ms = get_i64(r, i, 14, LAG_NONE);
+		w->obs.lag.bad_ms = get_i64(r, i, 15, 0);
 	}
 	PQclear(r);
 	*out = rows;

@@ -1,6 +1,6 @@
 /* liveness_store.h - the SQL of host_silent and clock_skew: the per-host
  * arrival, clock window and refusal columns of hosts (090_liveness.sql,
- * 091_host_ownership.sql; ingest writes the first two with the host's
+ * 093_host_ownership.sql; ingest writes the first two with the host's
  * row, store_put.c) and the two alert kinds that need no sample. The
  * rules are in server/ingest/liveness.c.
  *
@@ -27,6 +27,7 @@ struct clock_obs {
 	struct host_lag lag;
 	int64_t refused_n, refused_at_ms, refused_ts_ms;
 	bool alert_open;		/* a clock_skew alert is open */
+	bool alert_refused;		/* ... saying every sample is refused (critical) */
 };
 
 /* Opens host_silent, each in its own short transaction under the host's

@@ -61,7 +61,6 @@ int store_read_lag(struct store *st, double *seconds, double *bytes, char *err, 
 /* True when a pooled connection answers `SELECT 1`. */
 bool store_ping(struct store *st);
 
-/* One host of an ingest transaction, as the hook sees it. */
 /* A host's clock offset window (hosts.lag_*, 090_liveness.sql): the
  * smallest arrival - ts over a window of arrivals. The rule is the hook's
  * (server/ingest/liveness.c); the store keeps it with the host it owns and
@@ -71,8 +70,11 @@ struct host_lag {
 	int64_t win_ms;		/* start of the current window (server ms), 0: none */
 	int64_t min_ms;		/* smallest arrival - ts in it, LAG_NONE when none */
 	int64_t prev_ms;	/* smallest in the window before, LAG_NONE when none */
+	int64_t last_ms;	/* arrival - ts of the latest arrival, LAG_NONE when none */
+	int64_t bad_ms;		/* latest arrival whose lag was beyond the clear threshold, 0: none */
 };
 
+/* One host of an ingest transaction, as the hook sees it. */
 struct store_hook_host {
 	const char *host;
 	int32_t host_id;

@@ -47,6 +47,34 @@ enum db_unavail db_unavail_of_sqlstate(const char *s)
 	return DBU_NONE;
 }
 
+/* libpq gives no SQLSTATE for a connection the server refused at login:
+ * its FATAL message is all there is. These are PostgreSQL's own texts
+ * (src/backend/utils/init/postinit.c, postmaster.c) for the refusals
+ * that mean "reachable, retry later"; a server with lc_messages other
+ * than English is classified "unreachable", which is still 503. */
+static const struct {
+	const char *text;
+	const char *state;
+} connect_refusals[] = {
+	{ "too many connections for role", "53300" },
+	{ "too many connections for database", "53300" },
+	{ "too many clients already", "53300" },
+	{ "remaining connection slots are reserved", "53300" },
+	{ "the database system is starting up", "57P03" },
+	{ "the database system is in recovery mode", "57P03" },
+	{ "the database system is not yet accepting connections", "57P03" },
+	{ "the database system is not accepting connections", "57P03" },
+	{ "the database system is shutting down", "57P03" },
+};
+
+const char *db_sqlstate_of_connect_error(const char *msg)
+{
+	for (size_t i = 0; msg && i < sizeof(connect_refusals) / sizeof(connect_refusals[0]); i++)
+		if (strstr(msg, connect_refusals[i].text))
+			return connect_refusals[i].state;
+	return NULL;
+}
+
 const char *db_unavail_name(enum db_unavail r)
 {
 	return r < DBU_N ? names[r] : "unknown";
@@ -79,6 +107,8 @@ void store_health_note_write(int rc, const char *sqlstate, const char *err)
 		failing_now = false;
 		wh.since_ms = 0;
 	} else {
+		if (!db_unavail_of_sqlstate(sqlstate))
+			sqlstate = db_sqlstate_of_connect_error(err);	/* refused at login? */
 		enum db_unavail r = db_unavail_of_sqlstate(sqlstate);
 		if (r == DBU_NONE)
 			r = DBU_UNREACHABLE;	/* no SQLSTATE: the connection failed */
@@ -120,8 +150,10 @@ static enum db_unavail probe(struct store *st, char *msg, size_t msglen)
 	PGresult *r = NULL;
 	PGconn *c = db_pool_get(st->pool, STORE_POOL_WAIT_MS, msg, msglen);
 
-	if (!c)
-		return DBU_UNREACHABLE;
+	if (!c) {
+		enum db_unavail why = db_unavail_of_sqlstate(db_sqlstate_of_connect_error(msg));
+		return why ? why : DBU_UNREACHABLE;
+	}
 	store_conn_fail_reset(c);
 	int rc = store_q(c, "SELECT current_setting('transaction_read_only') = 'on'", 0, NULL, 0, &r, "ping", msg,
 			 msglen);
@@ -146,6 +178,7 @@ bool store_health_check(struct store *st, int64_t now, struct store_health_repor
 	memset(out, 0, sizeof(*out));
 	store_health_get(now, &out->writes);
 	out->state = st ? probe(st, msg, sizeof(msg)) : DBU_UNREACHABLE;
+	out->db_up = out->state == DBU_NONE || out->state == DBU_READ_ONLY;
 	if (!st)
 		snprintf(msg, sizeof(msg), "the database has not been reached since the server started");
 	if (out->state == DBU_NONE && out->writes.failing) {
@@ -156,6 +189,9 @@ bool store_health_check(struct store *st, int64_t now, struct store_health_repor
 	} else if (out->state == DBU_READ_ONLY) {
 		out->database = "read_only";
 		snprintf(out->reason, sizeof(out->reason), "writes fail: %s: %s", db_unavail_text(out->state), msg);
+	} else if (out->state == DBU_TOO_MANY_CONNECTIONS || out->state == DBU_NOT_ACCEPTING) {
+		out->database = "refusing_connections";	/* it answers, with a refusal */
+		snprintf(out->reason, sizeof(out->reason), "%s: %s", db_unavail_text(out->state), msg);
 	} else if (out->state != DBU_NONE) {
 		out->database = "unreachable";
 		snprintf(out->reason, sizeof(out->reason), "%s: %s", db_unavail_text(out->state), msg);

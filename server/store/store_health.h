@@ -37,6 +37,12 @@ enum db_unavail {
 /* The reason a SQLSTATE names; DBU_NONE for NULL or any other state. */
 enum db_unavail db_unavail_of_sqlstate(const char *sqlstate);
 
+/* The SQLSTATE of a connection refused at login, from the server's
+ * message (libpq keeps no SQLSTATE for it): "53300" for too many
+ * connections, "57P03" for starting up, in recovery or shutting down;
+ * NULL for anything else (unreachable). */
+const char *db_sqlstate_of_connect_error(const char *msg);
+
 /* "disk_full" (a Prometheus label value) and "disk full" (for messages). */
 const char *db_unavail_name(enum db_unavail r);
 const char *db_unavail_text(enum db_unavail r);
@@ -71,7 +77,8 @@ void store_health_reset(void);
  * reachable, is it read-only) and the writes' recent outcome. */
 struct store_health_report {
 	enum db_unavail state;	/* DBU_NONE: healthy */
-	const char *database;	/* "ok", "unreachable", "read_only", "writes_failing" */
+	const char *database;	/* "ok", "unreachable", "refusing_connections", "read_only", "writes_failing" */
+	bool db_up;		/* a query succeeded just now (vmscope_database_up) */
 	char reason[400];	/* a sentence for people, "" when healthy */
 	struct store_write_health writes;
 };

@@ -77,7 +77,7 @@ void cgcache_set(struct cgcache *cc, int32_t host_id, int version, const char *p
 
 /* A host this server owns (store_own.c): what ingest needs of it between
  * transactions, kept in memory under the host's lease (hosts.lease,
- * schema/091_host_ownership.sql). Only the thread that checked the entry
+ * schema/093_host_ownership.sql). Only the thread that checked the entry
  * out reads or writes its fields (besides name and the table's links).
  * Invariant while valid: the database holds every sample up to max_ts,
  * detector_state.last_ts_ms is ckpt_ts, rollup_5m holds the host's
@@ -222,6 +222,7 @@ enum store_prep_id {
 	STORE_PREP_WRITE, STORE_PREP_ROLLUP, STORE_PREP_ROLLUP1,
 	STORE_PREP_ROW1,	/* one sample's row as INSERT ... VALUES (Citus) */
 	STORE_PREP_HOST,	/* an ingest transaction's lease-checked host row update */
+	STORE_PREP_HEARD,	/* the same for a host whose samples were all stored already */
 	STORE_PREP_CGTOUCH,	/* cgroups' last-seen times */
 	STORE_PREP_META,	/* a host_meta row */
 	STORE_PREP_CKPT,	/* a checkpoint's state update (store_ckpt.c) */

@@ -245,5 +245,5 @@ void own_reset(struct store *st, struct own *e)
 	e->max_ts = INT64_MIN;
 	e->ckpt_ts = 0;
 	e->dirty_ms = 0;
-	e->lag = (struct host_lag){ 0, LAG_NONE, LAG_NONE };
+	e->lag = (struct host_lag){ 0, LAG_NONE, LAG_NONE, LAG_NONE, 0 };
 }

@@ -310,8 +310,14 @@ static const char host_sql[] =
 	"agent_version = CASE WHEN $6::bool THEN $9::text ELSE agent_version END, "
 	"labels = CASE WHEN $6::bool THEN $10::jsonb ELSE labels END, "
 	"ncgroups = CASE WHEN $6::bool THEN $11::int ELSE ncgroups END, "
-	"seen_ms = $12::bigint, lag_win_ms = $13::bigint, lag_min_ms = $14::bigint, lag_prev_ms = $15::bigint "
+	"seen_ms = $12::bigint, lag_win_ms = $13::bigint, lag_min_ms = $14::bigint, lag_prev_ms = $15::bigint, "
+	"lag_last_ms = $16::bigint, clock_bad_ms = $17::bigint "
 	"WHERE id = $2::int AND lease = $1::bigint "
+	"RETURNING silent, (SELECT v FROM detector_overrides_version)";
+
+/* The arrival of a host whose samples were all stored already. */
+static const char heard_sql[] =
+	"UPDATE hosts SET seen_ms = greatest(seen_ms, $3::bigint) WHERE id = $2::int AND lease = $1::bigint "
 	"RETURNING silent, (SELECT v FROM detector_overrides_version)";
 
 static bool str_differs(const char *a, const char *b)
@@ -329,7 +335,7 @@ static const char meta_sql[] =
  * ones recorded (a new kernel, agent or labels: rare). */
 static int send_host(struct put *p, struct hreq *h, const char *lease)
 {
-	char id[16], first[24], last[24], n[24], ncg[16], seen[24], lw[24], lm[24], lp[24];
+	char id[16], first[24], last[24], n[24], ncg[16], seen[24], lw[24], lm[24], lp[24], ll[24], lb[24];
 	const struct sample *s = h->newest;
 
 	h->nfresh = 0;
@@ -344,8 +350,17 @@ static int send_host(struct put *p, struct hreq *h, const char *lease)
 		if (!h->newest || x->ts_ms > h->newest->ts_ms)
 			h->newest = x;
 	}
-	if (!h->nfresh)
-		return STORE_OK;
+	if (!h->nfresh) {
+		/* every sample stored already (a re-post, a clock stepped back
+		 * onto stored timestamps): the host was heard from all the
+		 * same, or it would look silent while it posts; its clock
+		 * window moves only with stored samples */
+		snprintf(id, sizeof(id), "%d", h->id);
+		snprintf(seen, sizeof(seen), "%lld", (long long)p->now_ms);
+		const char *hp[3] = { lease, id, seen };
+		return store_q_prep_keep(p->c, STORE_PREP_HEARD, heard_sql, 3, hp, NULL, NULL, 0, &h->upd,
+					 "record the host's arrival", p->err, p->errlen);
+	}
 	s = h->newest;
 	/* newer: the newest fresh sample is the host's newest overall, so its
 	 * descriptive fields win */
@@ -368,10 +383,13 @@ static int send_host(struct put *p, struct hreq *h, const char *lease)
 	snprintf(lw, sizeof(lw), "%lld", (long long)h->lag.win_ms);
 	snprintf(lm, sizeof(lm), "%lld", (long long)h->lag.min_ms);
 	snprintf(lp, sizeof(lp), "%lld", (long long)h->lag.prev_ms);
-	const char *prm[15] = { lease, id, first, last, n, newer ? "t" : "f", s->boot_id, s->kernel,
+	snprintf(ll, sizeof(ll), "%lld", (long long)h->lag.last_ms);
+	snprintf(lb, sizeof(lb), "%lld", (long long)h->lag.bad_ms);
+	const char *prm[17] = { lease, id, first, last, n, newer ? "t" : "f", s->boot_id, s->kernel,
 				s->agent_version, labels ? labels : "{}", ncg, seen, lw,
-				h->lag.min_ms == LAG_NONE ? NULL : lm, h->lag.prev_ms == LAG_NONE ? NULL : lp };
-	int rc = store_q_prep_keep(p->c, STORE_PREP_HOST, host_sql, 15, prm, NULL, NULL, 0, &h->upd,
+				h->lag.min_ms == LAG_NONE ? NULL : lm, h->lag.prev_ms == LAG_NONE ? NULL : lp,
+				h->lag.last_ms == LAG_NONE ? NULL : ll, lb };
+	int rc = store_q_prep_keep(p->c, STORE_PREP_HOST, host_sql, 17, prm, NULL, NULL, 0, &h->upd,
 				   "update the host", p->err, p->errlen);
 	const struct own *e = h->e;
 	h->meta = newer && (!e->meta_known || str_differs(e->kernel, s->kernel) ||
@@ -405,8 +423,6 @@ static int update_hosts(struct put *p, bool begun)
 	bool lost = false;
 	for (size_t hi = 0; hi < p->nh; hi++) {
 		struct hreq *h = &p->hosts[hi];
-		if (!h->nfresh)
-			continue;
 		if (!h->upd || PQntuples(h->upd) != 1) {
 			/* another server took the host (or it was forgotten) */
 			own_reset(p->st, h->e);
@@ -1234,7 +1250,9 @@ static int run_hook(struct put *p, const struct sample **fresh, struct store_hoo
 		return STORE_OK;
 	for (size_t hi = 0; hi < p->nh; hi++) {
 		struct hreq *h = &p->hosts[hi];
-		if (!h->nfresh)
+		/* a host with only stored samples is fed nothing, but its
+		 * host_silent resolves at this arrival all the same */
+		if (!h->nfresh && !h->silent)
 			continue;
 		hh[nh] = (struct store_hook_host){ .host = h->name, .host_id = h->id, .state = h->e->hs,
 						   .fresh = &fresh[nf], .silent = h->silent, .seen_ms = p->now_ms };

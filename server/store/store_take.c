@@ -154,7 +154,7 @@ int store_take(struct store *st, PGconn *c, struct own *e, char *err, size_t err
 	snprintf(lease, sizeof(lease), "%lld", (long long)st->lease);
 	rc = store_q(c, "UPDATE hosts SET lease = $2::bigint WHERE id = $1::int "
 		     "RETURNING last_ts_ms, boot_id, samples, kernel, agent_version, labels::text, "
-		     "lag_win_ms, lag_min_ms, lag_prev_ms", 2,
+		     "lag_win_ms, lag_min_ms, lag_prev_ms, lag_last_ms, clock_bad_ms", 2,
 		     prm, 0, &r, "take the host over", err, errlen);
 	if (rc != STORE_OK)
 		return rc;
@@ -171,6 +171,8 @@ int store_take(struct store *st, PGconn *c, struct own *e, char *err, size_t err
 	e->lag.win_ms = strtoll(PQgetvalue(r, 0, 6), NULL, 10);
 	e->lag.min_ms = PQgetisnull(r, 0, 7) ? LAG_NONE : strtoll(PQgetvalue(r, 0, 7), NULL, 10);
 	e->lag.prev_ms = PQgetisnull(r, 0, 8) ? LAG_NONE : strtoll(PQgetvalue(r, 0, 8), NULL, 10);
+	e->lag.last_ms = PQgetisnull(r, 0, 9) ? LAG_NONE : strtoll(PQgetvalue(r, 0, 9), NULL, 10);
+	e->lag.bad_ms = strtoll(PQgetvalue(r, 0, 10), NULL, 10);
 	PQclear(r);
 	if (nomem) {
 		snprintf(err, errlen, "out of memory");

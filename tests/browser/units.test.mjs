@@ -9,6 +9,7 @@ import { alertLink, evValue } from "../../web/js/alerts.js";
 import { explain, KNOWN_KINDS } from "../../web/js/explain.js";
 import { parseHash, makeHash } from "../../web/js/nav.js";
 import { mergeIntervals } from "../../web/js/shade.js";
+import { bannerItems, compareHref } from "../../web/js/regression.js";
 
 let passed = 0, failed = 0;
 function eq(name, got, want) {
@@ -201,6 +202,27 @@ eq("merge overlapping", mergeIntervals([{ t0: 10, t1: 20, severity: "critical" }
   eq("the fleet view does not", (pre.fleet || []).includes("vendor/uPlot.min.esm.js"), false);
   eq("every preload exists", Object.values(pre).flat().filter((r) => !r.startsWith("vendor/") && !readdirSync(new URL("js/", root)).includes(r.slice(3))), []);
   eq("the page starts the fleet request early", html.includes('urls.push("api/v1/fleet?window=3600&points=60&layout=columns")'), true);
+}
+
+// the fleet's kernel-regression banner (regression.js): open
+// kernel_regression alerts only, critical first, the evidence's compare
+// link, or one built from the evidence when it has none
+{
+  const reg = (id, severity, state, ev, extra = {}) => ({ id, kind: "kernel_regression", severity, state, subject: ev.release,
+    summary: ev.release + " vs " + ev.baseline + ": writeback worse, 6 vs 20 hosts, p = 1e-05", evidence: ev, ...extra });
+  const items = bannerItems([
+    reg(3, "warning", "open", { release: "6.1.0-21", baseline: "6.1.0-18", compare: { page: "#/compare?group_by=kernel&a=6.1.0-18&b=6.1.0-21&mark=immediate_reclaim" } }),
+    reg(4, "critical", "open", { release: "6.6.0-3", baseline: "6.1.0-18", figures: [{ name: "psi_io_full" }, { name: "vmscan_write" }] }),
+    reg(5, "warning", "resolved", { release: "6.1.0-20", baseline: "6.1.0-18" }),
+    { id: 6, kind: "thrash", severity: "critical", state: "open", host: "db-07", summary: "x" },
+  ]);
+  eq("banner: open kernel regressions only, critical first", items.map((i) => [i.release, i.severity]), [["6.6.0-3", "critical"], ["6.1.0-21", "warning"]]);
+  eq("banner: the summary as the text", items[1].text, "6.1.0-21 vs 6.1.0-18: writeback worse, 6 vs 20 hosts, p = 1e-05");
+  eq("banner: the evidence's compare link", items[1].href, "#/compare?group_by=kernel&a=6.1.0-18&b=6.1.0-21&mark=immediate_reclaim");
+  eq("banner: a link built from the evidence", items[0].href, "#/compare?group_by=kernel&a=6.1.0-18&b=6.6.0-3&mark=psi_io_full%2Cvmscan_write");
+  eq("banner: a link that is not a compare hash is not used", compareHref({ subject: "b", evidence: { baseline: "a", compare: { page: "javascript:alert(1)" } } }),
+    "#/compare?group_by=kernel&a=a&b=b");
+  eq("banner: none without alerts", bannerItems(undefined), []);
 }
 
 console.log(`${passed} passed, ${failed} failed`);

@@ -37,6 +37,11 @@ old_fixture_check() {
 			check_eq "$(jq -c '[.hosts[].clock] | unique' "$E2E_DIR/got.json")" "[null]" "hosts: no clock to report"
 			jq 'del(.hosts[].clock)' "$E2E_DIR/got.json" >"$E2E_DIR/got.tmp" && mv "$E2E_DIR/got.tmp" "$E2E_DIR/got.json"
 		fi
+		if [ "${f%%:*}" = silences ]; then
+			# "subject" (silences of the fleet's alerts) came after them too
+			check_eq "$(jq -c '[.silences[].subject] | unique' "$E2E_DIR/got.json")" "[null]" "silences: no subject"
+			jq 'del(.silences[].subject)' "$E2E_DIR/got.json" >"$E2E_DIR/got.tmp" && mv "$E2E_DIR/got.tmp" "$E2E_DIR/got.json"
+		fi
 		check "${f%%:*}: as before the migrations" same_json "$OLD_FIX/${f%%:*}.json" "$E2E_DIR/got.json"
 	done
 	for h in old-a old-b old-c; do

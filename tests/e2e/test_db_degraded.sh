@@ -13,7 +13,12 @@
 #   2. read-only, as after a failover to a standby: default_transaction_
 #      read_only on (ALTER SYSTEM + reload). Ingest 503 naming it, /healthz
 #      503 "read_only"; back to 202 and 200 once it is off.
-#   3. a real agent posting at 1 s through both: every sample it took is
+#   3. too many connections (SQLSTATE 53300, refused at login): the
+#      server's role gets CONNECTION LIMIT 0 and loses its sessions. Ingest
+#      503 naming it (not "unreachable"), /healthz 503
+#      "refusing_connections" / "too_many_connections", /metrics counts
+#      reason="too_many_connections" and shows vmscope_database_up 0.
+#   4. a real agent posting at 1 s through all three: every sample it took is
 #      stored exactly once (it kept them while the answers were 503).
 # Needs root (the tmpfs mount). A cluster of its own: the shared one of
 # make test is never filled or made read-only.
@@ -41,10 +46,13 @@ if ! OWN=$(VMSCOPE_PG_FSYNC=off "$E2E_ROOT/scripts/pg.sh" start "$PGD" "$PGPORT"
 	bad "could not start a cluster of the test's own"
 	e2e_done
 fi
+# the server as an ordinary role (a connection limit does not bind superusers)
 psql "$OWN" -v ON_ERROR_STOP=1 -qc "CREATE TABLESPACE small LOCATION '$TS'" &&
-	psql "$OWN" -v ON_ERROR_STOP=1 -qc "CREATE DATABASE diskfull TABLESPACE small" ||
+	psql "$OWN" -v ON_ERROR_STOP=1 -qc "CREATE ROLE vmsrv LOGIN" &&
+	psql "$OWN" -v ON_ERROR_STOP=1 -qc "CREATE DATABASE diskfull OWNER vmsrv TABLESPACE small" ||
 	{ bad "could not create the database on the tmpfs"; e2e_done; }
 E2E_DB="$OWN dbname=diskfull"
+E2E_SERVER_DB="$OWN dbname=diskfull user=vmsrv"
 e2e_server_start
 printf '%s\n' "$E2E_TOKEN" >"$E2E_DIR/token"
 chmod 600 "$E2E_DIR/token"
@@ -132,7 +140,37 @@ check_eq "$ok202" 1 "ingest answers 202 once the database is writable again"
 req GET /healthz
 check_status 200 "healthz 200 once the database is writable again"
 
-# ---- 3. the agent lost nothing ----
+# ---- 3. too many connections: a reachable server refusing logins ----
+check_eq "$(metric vmscope_database_up)" 1 "metrics show the database up"
+psql "$OWN" -qtAc "ALTER ROLE vmsrv CONNECTION LIMIT 0" \
+	-c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = 'vmsrv'" >/dev/null
+got=
+for _ in $(seq 40); do
+	post "$(e2e_sample "conn-$$" "$(e2e_now)")"
+	[ "$STATUS" != 202 ] && { got=$STATUS; break; }
+	sleep 0.25
+done
+check_eq "$got" 503 "ingest answers 503 while the role may not connect"
+check_header "retry-after: " "the too-many-connections 503 has Retry-After"
+check_jq '.error | test("too many connections")' "the 503 names too many connections, not an unreachable database"
+req GET /healthz
+check_status 503 "healthz 503 while the database refuses connections"
+check_jq '.status == "degraded" and .database == "refusing_connections" and .reason == "too_many_connections"' \
+	"healthz JSON names the refusal"
+check "metrics count the too-many-connections failures" \
+	test "$(metric 'vmscope_db_write_failures_total{reason="too_many_connections"}')" -ge 1
+check_eq "$(metric vmscope_database_up)" 0 "metrics show the database not usable"
+sleep 2
+psql "$OWN" -qtAc "ALTER ROLE vmsrv CONNECTION LIMIT -1" >/dev/null
+ok202=0
+for _ in $(seq 40); do
+	post "$(e2e_sample "conn-$$" "$(e2e_now)")"
+	[ "$STATUS" = 202 ] && { ok202=1; break; }
+	sleep 0.25
+done
+check_eq "$ok202" 1 "ingest answers 202 once the role may connect again"
+
+# ---- 4. the agent lost nothing ----
 deadline=$((SECONDS + 60))
 while [ $SECONDS -lt $deadline ]; do
 	req GET "/api/v1/hosts/$HOST"

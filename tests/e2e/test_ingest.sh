@@ -73,7 +73,11 @@ check_eq "$(json '.points | length')" 30 "raw series has every sample"
 post "$(e2e_sample web-01 $((NOW - 20)) 1000)"
 check_status 202 "re-post of a stored sample"
 check_eq "$(json .accepted)" 1 "duplicate counts as accepted"
+check_eq "$(json '[.stored, .duplicates] | @csv')" '0,1' "and the answer says it was a duplicate, not stored again"
 check_eq "$(count_samples web-01)" 3 "duplicate stored once"
+# a different sample with the (host, ts) of a stored one: not stored, counted
+post "[$(e2e_sample web-01 $((NOW - 20)) 5555),$(e2e_sample web-01 $((NOW - 19)) 5556)]"
+check_eq "$(json '[.accepted, .stored, .duplicates] | @csv')" '2,1,1' "a colliding sample is counted in duplicates"
 
 # --- one bad sample refuses the whole array ---
 post "[$(e2e_sample bad-01 $((NOW - 5))),$(e2e_sample bad-01 "$NOW" | sed 's/"pgpgin":[0-9]*/"pgpgin":"12"/')]"
@@ -167,7 +171,7 @@ check_eq "$(e2e_psql "SELECT count(*) FROM hosts WHERE name NOT IN ('web-01','ds
 # the hosts refused for their timestamps are known without samples (clock_skew)
 check_eq "$(e2e_psql "SELECT string_agg(name || ':' || refused_n, ' ' ORDER BY name) FROM hosts WHERE samples = 0")" \
 	"old-01:1 skew-01:1" "the hosts refused for their timestamps are recorded, without samples"
-check_eq "$(e2e_psql "SELECT count(*) FROM samples")" 35 "sample rows: exactly the accepted ones"
+check_eq "$(e2e_psql "SELECT count(*) FROM samples")" 36 "sample rows: exactly the accepted ones"
 
 # --- routing and methods ---
 req GET /api/v1/nothing

@@ -83,6 +83,7 @@ for p in /api/v1/hosts "/api/v1/hosts/h-1-$$" "/api/v1/hosts/h-1-$$/cgroups" "/a
 done
 req GET /metrics -H "Authorization: Bearer $E2E_TOKEN"
 check_status 200 "/metrics answers without the database"
+check "/metrics says vmscope_database_up 0 while PostgreSQL is down" grep -qx 'vmscope_database_up 0' <<<"$BODY"
 VMSCOPE_PG_FSYNC=off "$E2E_ROOT/scripts/pg.sh" start "$PGD" "$PGPORT" >/dev/null 2>&1
 healthy=0
 for _ in $(seq 120); do
@@ -91,6 +92,8 @@ for _ in $(seq 120); do
 	sleep 0.25
 done
 check_eq "$healthy" 1 "/healthz 200 again after PostgreSQL is back, without a server restart"
+req GET /metrics
+check "/metrics says vmscope_database_up 1 once PostgreSQL is back" grep -qx 'vmscope_database_up 1' <<<"$BODY"
 check "the server is the same process" kill -0 "$E2E_PID"
 
 # the fleet stops sampling after FLEET_SECONDS and drains its queues

@@ -466,7 +466,7 @@ static void test_spool(void)
 	CHECK_INT(spool_peek(&s, 2, 1 << 20, collect_rec, seen, ends, &n, &bytes), 0);
 	CHECK_INT(n, 2);
 	CHECK_STR(seen, "{\"a\":1};{\"b\":2};");
-	CHECK_INT(spool_ack(&s, ends[0]), 0);
+	CHECK_INT(spool_ack(&s, ends[0], 1), 0);
 	/* a partial record, as a crash mid-write leaves it */
 	int fd = spool_append_begin(&s);
 	CHECK(write(fd, "{\"torn", 6) == 6);
@@ -480,7 +480,7 @@ static void test_spool(void)
 	CHECK_INT(spool_peek(&s, 8, 3, NULL, NULL, ends, &n, &bytes), 0);
 	CHECK_INT(n, 1);
 	CHECK_INT(spool_peek(&s, 8, 1 << 20, NULL, NULL, ends, &n, &bytes), 0);
-	CHECK_INT(spool_ack(&s, ends[n - 1]), 0);
+	CHECK_INT(spool_ack(&s, ends[n - 1], n), 0);
 	CHECK(spool_empty(&s));
 	CHECK_INT(spool_pending_bytes(&s), 0);
 	spool_close(&s);
@@ -622,10 +622,10 @@ static void test_spool_sync(void)
 	CHECK(s.unsynced);
 	append(&s, "{\"b\":2}\n");
 	CHECK_INT(spool_peek(&s, 1, 1 << 20, NULL, NULL, ends, &n, &bytes), 0);
-	CHECK_INT(spool_ack(&s, ends[0]), 0);
+	CHECK_INT(spool_ack(&s, ends[0], 1), 0);
 	CHECK(s.unsynced);	/* b is neither accepted nor synced */
 	CHECK_INT(spool_peek(&s, 8, 1 << 20, NULL, NULL, ends, &n, &bytes), 0);
-	CHECK_INT(spool_ack(&s, ends[n - 1]), 0);
+	CHECK_INT(spool_ack(&s, ends[n - 1], n), 0);
 	CHECK(!s.unsynced);	/* accepted: no sync needed */
 	CHECK_INT(spool_sync(&s), 0);
 	CHECK_INT(s.syncs, 0);

@@ -118,6 +118,12 @@ static int w_replay(void *ctx, PGconn *conn, void *state, int32_t host_id, const
 	return sv->real.replay(sv->real.ctx, conn, state, host_id, s, err, errlen);
 }
 
+static void w_arrive(void *ctx, const void *state, int64_t now_ms, int64_t newest_ts_ms, struct host_lag *lag)
+{
+	struct server *sv = ctx;
+	sv->real.arrive(sv->real.ctx, state, now_ms, newest_ts_ms, lag);
+}
+
 static void server_start(struct server *sv)
 {
 	char err[256];
@@ -130,7 +136,8 @@ static void server_start(struct server *sv)
 	sv->eng = detect_engine_new();
 	detect_store_hook(sv->eng, &sv->real);
 	store_set_hook(sv->st, &(struct store_hook){ .ctx = sv, .load = w_load, .save = w_save,
-						     .release = w_release, .feed = failing_feed, .replay = w_replay });
+						     .release = w_release, .feed = failing_feed, .replay = w_replay,
+						     .arrive = w_arrive });
 }
 
 /* A clean stop writes the checkpoints; a crash (kill -9) does not. */
@@ -429,6 +436,50 @@ static void test_silent(PGconn *c)
 	server_stop(&sv);
 }
 
+/* A clock stepped back: the host's new samples are older than its
+ * newest, and then the same again (every sample stored already); each
+ * post is an arrival all the same, written with the host's row, or the
+ * host would be called silent while it posts. */
+static void test_step_back(PGconn *c)
+{
+	struct server sv;
+	struct trace t = { "stepped", T0, 0, 0 };
+	char err[256];
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+
+	server_start(&sv);
+	CHECK_INT(batch(&sv, &t, 3, 0), STORE_OK);
+	int64_t seen = count(c, "SELECT seen_ms FROM hosts WHERE name = 'stepped'");
+	int64_t last = count(c, "SELECT last_ts_ms FROM hosts WHERE name = 'stepped'");
+	nanosleep(&pause, NULL);
+	t.ts -= 300;	/* back 5 minutes */
+	double back = t.ts;
+	CHECK_INT(batch(&sv, &t, 2, 0), STORE_OK);
+	CHECK(count(c, "SELECT seen_ms FROM hosts WHERE name = 'stepped'") > seen);
+	CHECK_INT(count(c, "SELECT last_ts_ms FROM hosts WHERE name = 'stepped'"), last);
+	CHECK(count(c, "SELECT lag_last_ms FROM hosts WHERE name = 'stepped'") > 0);
+	int64_t now = count(c, "SELECT seen_ms FROM hosts WHERE name = 'stepped'");
+	CHECK_INT(detect_tick(sv.eng, c, now + 30000, true, err, sizeof(err)), 0);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE host = 'stepped' AND kind = 'host_silent'"), 0);
+	/* silent by a future tick, then the same two samples again: only
+	 * duplicates, still an arrival, and host_silent resolves at it */
+	CHECK_INT(detect_tick(sv.eng, c, now + 61000, true, err, sizeof(err)), 0);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE host = 'stepped' AND kind = 'host_silent' "
+			   "AND state = 'open'"), 1);
+	nanosleep(&pause, NULL);
+	t.ts = back;
+	int64_t nsamples = count(c, "SELECT samples FROM hosts WHERE name = 'stepped'");
+	CHECK_INT(batch(&sv, &t, 2, 0), STORE_OK);
+	CHECK_INT(count(c, "SELECT samples FROM hosts WHERE name = 'stepped'"), nsamples);
+	CHECK(count(c, "SELECT seen_ms FROM hosts WHERE name = 'stepped'") > now);
+	CHECK_INT(count(c, "SELECT count(*) FROM hosts WHERE name = 'stepped' AND silent"), 0);
+	CHECK_INT(count(c, "SELECT count(*) FROM alerts WHERE host = 'stepped' AND kind = 'host_silent' "
+			   "AND state = 'resolved'"), 1);
+	CHECK_INT(count(c, "SELECT count(*) FROM notify_outbox o JOIN alerts a ON a.id = o.alert_id "
+			   "WHERE a.host = 'stepped' AND a.kind = 'host_silent' AND o.event = 'resolve'"), 1);
+	server_stop(&sv);
+}
+
 static void test_filters(PGconn *c)
 {
 	exec_sql(c, "TRUNCATE alerts");
@@ -499,6 +550,7 @@ int main(void)
 	test_overrides_cache(c);
 	test_adopt_open(c);
 	test_silent(c);
+	test_step_back(c);
 	test_filters(c);
 	PQfinish(c);
 	testdb_drop(&db);

@@ -276,6 +276,29 @@ static void test_no_imbalance_without_swap_or_swappiness(void)
 	detect_mem_free(m);
 }
 
+/* A stall is the refaults' only where the kernel says so: a 1 MiB/s trickle
+ * of file refaults on 8 GiB (0.01 % a second) beside PSI 30 % is thrash
+ * only when those refaults restore working-set pages (workingset_restore:
+ * the ones that stall in folio_wait_bit_common), not when restore is 0. */
+static void test_psi_owner(void)
+{
+	for (int restoring = 0; restoring <= 1; restoring++) {
+		struct detect_mem *m = detect_mem_new();
+		struct gen g;
+
+		gen_init(&g, restoring ? "restoring" : "trickle");
+		set_rate(&g, "workingset_refault_file", 300);
+		set_rate(&g, "workingset_activate_file", 15);
+		set_rate(&g, "workingset_restore_file", restoring ? 150 : 0);
+		set_rate(&g, "pgscan_kswapd", 2000);
+		set_rate(&g, "pgscan_file", 2000);
+		g.psi_some_rate = 0.30;
+		run(m, &g, 8, 10);
+		CHECK((find(m, "thrash", NULL) != NULL) == restoring);
+		detect_mem_free(m);
+	}
+}
+
 /* Seed 004's shape host-wide, swapping through zswap only (pswpin/out flat,
  * zswpin/zswpout busy) while 3 GiB of inactive file is not refaulted. */
 static void test_zswap_churn(void)
@@ -874,6 +897,7 @@ int main(void)
 	test_sustain_keeps_open();
 	test_lazyfree();
 	test_zswap_churn();
+	test_psi_owner();
 	test_writeback();
 	test_cgroup_fsync_is_not_a_storm();
 	test_cgroup_scope();

@@ -68,6 +68,19 @@ static void test_period(void)
 	CHECK(w.failing);
 	CHECK_INT(w.reason, DBU_UNREACHABLE);
 	CHECK_STR(w.sqlstate, "");
+	/* refused at login: reachable, retry later, not "unreachable" */
+	store_health_note_write(STORE_EUNAVAIL, NULL,
+				"could not connect to the database: connection to server at \"127.0.0.1\", port 5432 "
+				"failed: FATAL:  too many connections for role \"vms\"");
+	store_health_get(now_ms(), &w);
+	CHECK_INT(w.reason, DBU_TOO_MANY_CONNECTIONS);
+	CHECK_STR(w.sqlstate, "53300");
+	CHECK_STR(db_sqlstate_of_connect_error("FATAL:  sorry, too many clients already"), "53300");
+	CHECK_STR(db_sqlstate_of_connect_error("FATAL:  remaining connection slots are reserved for roles with "
+					       "the SUPERUSER attribute"), "53300");
+	CHECK_STR(db_sqlstate_of_connect_error("FATAL:  the database system is starting up"), "57P03");
+	CHECK(db_sqlstate_of_connect_error("Connection refused") == NULL);
+	CHECK(db_sqlstate_of_connect_error(NULL) == NULL);
 	/* a write that succeeds ends the period at once; the counts stay */
 	store_health_note_write(STORE_OK, NULL, NULL);
 	store_health_get(now_ms(), &w);
@@ -75,6 +88,7 @@ static void test_period(void)
 	CHECK_INT(w.since_ms, 0);
 	CHECK_INT(w.failures[DBU_DISK_FULL], 2);
 	CHECK_INT(w.failures[DBU_UNREACHABLE], 1);
+	CHECK_INT(w.failures[DBU_TOO_MANY_CONNECTIONS], 1);
 }
 
 int main(void)

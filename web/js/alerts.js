@@ -10,6 +10,7 @@ import { h } from "./dom.js";
 import { KNOWN_KINDS, explain } from "./explain.js";
 import { fmtBytes, fmtDuration, fmtNum, fmtTime, parseTime } from "./format.js";
 import { makeHash, poll, replaceHash, setStatus } from "./nav.js";
+import { compareHref, figuresTable } from "./regression.js";
 
 const POLL_MS = 10000;
 
@@ -48,7 +49,9 @@ function evidenceTable(ev) {
   if (!rows.length) return h("div", { class: "muted" }, "no evidence recorded");
   return h("table", { class: "ev" }, h("tbody", {}, rows.map(([k, v]) =>
     h("tr", {}, h("td", { class: "mono" }, k),
-      h("td", { class: typeof v === "number" ? "num" : "text", title: String(v) }, evValue(k, v))))));
+      k === "figures" && Array.isArray(v)	/* a kernel_regression's (regression.js) */
+        ? h("td", { class: "text" }, figuresTable(v))
+        : h("td", { class: typeof v === "number" ? "num" : "text", title: String(v) }, evValue(k, v))))));
 }
 
 export const SILENCE_DURATIONS = [["1 hour", 3600], ["4 hours", 14400], ["1 day", 86400], ["1 week", 604800]];
@@ -67,24 +70,31 @@ async function withWriteToken(fn) {
 }
 
 // The inline form that silences alerts like a: its host, and (ticked by
-// default) only its cgroup and only its kind, for a chosen duration.
+// default) only its cgroup and only its kind, for a chosen duration. A
+// fleet alert (host "", scope "fleet") has no host: its kind, and (ticked
+// by default) only its subject (the release of a kernel_regression).
 function silenceForm(a, done) {
+  const fleet = a.scope === "fleet";
   const cg = a.cgroup ? h("input", { type: "checkbox", class: "sil-cgroup", checked: true }) : null;
-  const kd = h("input", { type: "checkbox", class: "sil-kind", checked: true });
+  const kd = h("input", { type: "checkbox", class: "sil-kind", checked: true, disabled: fleet });
+  const sub = fleet && a.subject ? h("input", { type: "checkbox", class: "sil-subject", checked: true }) : null;
   const dur = h("select", { class: "sil-duration" }, SILENCE_DURATIONS.map(([label, s]) => h("option", { value: s }, label)));
   const note = h("input", { type: "text", class: "sil-comment", placeholder: "comment (why)", size: 24 });
   const msg = h("span", { class: "sil-msg muted" });
   const go = h("button", { type: "button", class: "sil-submit" }, "silence");
   const form = h("div", { class: "silence-form" },
-    "Silence notifications of ", h("b", {}, a.host),
+    "Silence notifications of ", h("b", {}, fleet ? "the fleet" : a.host),
     cg ? h("label", {}, cg, " only cgroup ", h("span", { class: "mono" }, a.cgroup)) : null,
+    sub ? h("label", {}, sub, " only ", h("span", { class: "mono" }, a.subject)) : null,
     h("label", {}, kd, " only ", a.kind), " for ", dur, note, go, msg);
   go.addEventListener("click", async () => {
     go.disabled = true;
     msg.textContent = "";
-    const body = { host: a.host, duration_s: Number(dur.value), comment: note.value.trim() };
+    const body = { duration_s: Number(dur.value), comment: note.value.trim() };
+    if (!fleet) body.host = a.host;
     if (cg && cg.checked) body.cgroup = a.cgroup;
-    if (kd.checked) body.kind = a.kind;
+    if (fleet || kd.checked) body.kind = a.kind;
+    if (sub && sub.checked) body.subject = a.subject;
     try {
       await withWriteToken(() => api.createSilence(body));
       form.remove();	// the card is rebuilt (marked silenced) only without an open form
@@ -113,9 +123,9 @@ function silenceList(silences, changed) {
       }
     });
     return h("tr", { dataset: { silenceId: s.id } },
-      h("td", {}, h("b", {}, s.host)),
+      h("td", {}, h("b", {}, s.host || "every host and the fleet")),
       h("td", { class: "mono" }, s.cgroup || "all cgroups"),
-      h("td", {}, s.kind || "all kinds"),
+      h("td", {}, (s.kind || "all kinds") + (s.subject ? " of " + s.subject : "")),
       h("td", {}, "until " + fmtTime(parseTime(s.until))),
       h("td", { class: "muted" }, [s.comment, s.created_by ? "(" + s.created_by + ")" : ""].filter(Boolean).join(" ")),
       h("td", {}, end));
@@ -133,9 +143,13 @@ function card(a, onSilenced) {
       h("span", { class: "badge " + a.state }, a.state),
       a.silenced ? h("span", { class: "badge silenced", title: "a silence holds its notifications back" }, "silenced") : null,
       h("span", { class: "kind" }, a.kind),
-      h("span", {}, "on ", h("a", { href: makeHash("host", a.host, {}) }, a.host),
-        a.cgroup ? [" cgroup ", h("span", { class: "mono" }, a.cgroup)] : " (host-wide)"),
-      h("a", { class: "view-link", href: alertLink(a) }, "view on host at that moment \u2192"),
+      a.scope === "fleet"
+        ? h("span", {}, "on the fleet", a.subject ? [" (", h("span", { class: "mono" }, a.subject), ")"] : null)
+        : h("span", {}, "on ", h("a", { href: makeHash("host", a.host, {}) }, a.host),
+          a.cgroup ? [" cgroup ", h("span", { class: "mono" }, a.cgroup)] : " (host-wide)"),
+      a.scope === "fleet"
+        ? h("a", { class: "view-link", href: compareHref(a) }, "compare the releases \u2192")
+        : h("a", { class: "view-link", href: alertLink(a) }, "view on host at that moment \u2192"),
       silBtn),
     h("div", { class: "summary" }, a.summary),
     h("div", { class: "times" },

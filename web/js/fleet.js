@@ -9,6 +9,7 @@ import { getJSON } from "./api.js";
 import { h } from "./dom.js";
 import { fmtAgo, fmtPct, fmtRatio, fmtRate, fmtTime } from "./format.js";
 import { makeHash, poll, replaceHash, setStatus } from "./nav.js";
+import { mountRegressionBanner } from "./regression.js";
 import { lastValue, maxValue, sparkline } from "./spark.js";
 
 const POLL_MS = 10000;
@@ -272,8 +273,12 @@ export function mount(el, route) {
   input.addEventListener("input", () => { st.q = input.value.trim(); syncHash(); renderBody(); });
   sel.addEventListener("change", () => { st.state = sel.value; syncHash(); renderBody(); });
 
+  // open kernel regressions (regression.js), above the table
+  const regressions = h("div", { id: "fleet-regressions" });
+  const banner = mountRegressionBanner(regressions);
   el.append(
     h("div", { class: "fleet-head" }, h("h1", {}, "Fleet"), tiles),
+    regressions,
     h("div", { class: "toolbar" }, h("label", { for: "fleet-filter" }, "Filter"), input,
       h("label", { for: "fleet-state" }, "State"), sel, count,
       h("span", { class: "muted" }, "\u00b7 sparklines: last hour"),
@@ -309,6 +314,7 @@ export function mount(el, route) {
   return {
     destroy: () => {
       stop();
+      banner.destroy();
       window.removeEventListener("scroll", onScroll);
       window.removeEventListener("resize", onScroll);
     },

@@ -1,4 +1,4 @@
--- 092_host_keys.sql - one host key for every per-host table, and no
+-- 094_host_keys.sql - one host key for every per-host table, and no
 -- triggers: the schema a distributed PostgreSQL (Citus) can split by host
 -- (docs/scaling.md §3), the same on one PostgreSQL. Every table about a
 -- host carries host_id (integer, hosts.id) and has it in its primary key;
@@ -39,13 +39,14 @@ ALTER TABLE cgroup_rollup_5m ALTER COLUMN host_id SET NOT NULL;
 ALTER TABLE cgroup_rollup_5m ADD PRIMARY KEY (host_id, cgroup_id, b5);
 ALTER TABLE cgroup_rollup_5m ADD FOREIGN KEY (host_id, cgroup_id) REFERENCES cgroups (host_id, id) ON DELETE CASCADE;
 
--- alerts: by host id. host_id 0 is reserved for alerts about the fleet
--- rather than one host (host NULL there); an alert whose host is gone
--- keeps its name and gets 0 too.
+-- alerts: by host id. host_id 0 is reserved for the fleet's alerts (host
+-- '', 092_fleet_alerts.sql): no host row has it, and on Citus they share
+-- one shard like a host's alerts; an alert whose host is gone keeps its
+-- name and gets 0 too.
 ALTER TABLE alerts ADD COLUMN host_id integer;
 UPDATE alerts a SET host_id = coalesce((SELECT n.id FROM host_names n WHERE n.name = a.host), 0);
-ALTER TABLE alerts ALTER COLUMN host_id SET NOT NULL, ALTER COLUMN host DROP NOT NULL,
-	ADD CHECK (host IS NOT NULL OR host_id = 0);
+ALTER TABLE alerts ALTER COLUMN host_id SET NOT NULL,
+	ADD CONSTRAINT alerts_fleet_host_id_check CHECK (host <> '' OR host_id = 0);
 DROP TRIGGER alerts_notify ON alerts;
 DROP FUNCTION vmscope_alert_event();
 ALTER TABLE alerts DROP CONSTRAINT alerts_pkey;
@@ -53,7 +54,8 @@ ALTER TABLE alerts ADD PRIMARY KEY (host_id, id);
 DROP INDEX alerts_host_started_idx;
 CREATE INDEX alerts_host_started_idx ON alerts (host_id, started_at DESC, id DESC);
 DROP INDEX alerts_one_open_idx;
-CREATE UNIQUE INDEX alerts_one_open_idx ON alerts (host_id, (coalesce(cgroup, '')), kind) WHERE state = 'open';
+CREATE UNIQUE INDEX alerts_one_open_idx ON alerts (host_id, (coalesce(cgroup, '')), kind, (coalesce(subject, '')))
+  WHERE state = 'open';
 
 -- The notification outbox, by the host of its alert.
 ALTER TABLE notify_outbox ADD COLUMN host_id integer;

@@ -1,4 +1,4 @@
--- 093_citus.sql - the schema split by host on a distributed PostgreSQL
+-- 095_citus.sql - the schema split by host on a distributed PostgreSQL
 -- (Citus, docs/scaling.md §3). vmscope_distribute() does nothing where the
 -- citus extension is not created. Where it is (the operator created it in
 -- the database and added the workers), it makes every per-host table a
@@ -17,7 +17,7 @@ BEGIN
 		RETURN 0;
 	END IF;
 	FOREACH t IN ARRAY ARRAY['metric_names', 'host_names', 'ingest_tokens', 'silences',
-				 'detector_overrides', 'detector_overrides_version'] LOOP
+				 'detector_overrides', 'detector_overrides_version', 'regression_watch'] LOOP
 		IF NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = t::regclass) THEN
 			PERFORM create_reference_table(t);
 			n := n + 1;
@@ -41,7 +41,7 @@ BEGIN
 		FOREACH t IN ARRAY ARRAY['notify_outbox', 'alerts', 'rollup_5m', 'samples', 'detector_state',
 					 'host_meta', 'boots', 'cgroup_rollup_done', 'cgroup_rollup_5m', 'cgroups',
 					 'hosts', 'metric_names', 'host_names', 'ingest_tokens', 'silences',
-					 'detector_overrides', 'detector_overrides_version'] LOOP
+					 'detector_overrides', 'detector_overrides_version', 'regression_watch'] LOOP
 			PERFORM truncate_local_data_after_distributing_table(t);
 		END LOOP;
 	END IF;

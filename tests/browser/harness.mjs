@@ -1,0 +1,53 @@
+// harness.mjs - what the browser tests run by the shell tests share:
+// headless Chromium (CHROMIUM, default /usr/bin/chromium) with every
+// request outside 127.0.0.1 blocked and counted, the page's console errors
+// collected, check() counting and printing each check (TIMES=1 adds the
+// seconds since the start), until() waiting for a condition in the page,
+// and run(), which ends every test the same way: the checks that nothing
+// left 127.0.0.1 and nothing logged an error, then "N passed, N failed"
+// (what tests/e2e/_lib.sh e2e_run_browser adds up) and the exit code.
+import { chromium } from "playwright-core";
+
+export async function session({ viewport = { width: 1600, height: 1000 } } = {}) {
+  const t0 = Date.now();
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+  });
+  const context = await browser.newContext({ viewport });
+  const blocked = [];
+  await context.route("**/*", (route) => {
+    const u = new URL(route.request().url());
+    if (u.protocol === "data:" || u.hostname === "127.0.0.1") return route.continue();
+    blocked.push(u.href);
+    return route.abort();
+  });
+  const page = await context.newPage();
+  const errors = [];
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  page.on("pageerror", (e) => errors.push(String(e)));
+
+  let passed = 0, failed = 0;
+  const secs = () => " [" + ((Date.now() - t0) / 1000).toFixed(1) + " s]";
+  function check(name, cond, detail = "") {
+    if (cond) { passed++; console.log("ok   " + name + (process.env.TIMES ? secs() : "")); }
+    else { failed++; console.log("FAIL " + name + (detail ? ": " + detail : "") + secs()); }
+  }
+  // true once fn(arg) is truthy in the page, false after ms
+  async function until(fn, arg, ms = 15000) {
+    try { await page.waitForFunction(fn, arg, { timeout: ms }); return true; } catch (_) { return false; }
+  }
+  async function run(body) {
+    try {
+      await body();
+    } catch (e) {
+      check("the test ran to its end", false, e.stack || String(e));
+    }
+    check("no request left 127.0.0.1", blocked.length === 0, blocked.join(" "));
+    check("no console error", errors.length === 0, errors.join(" | ").slice(0, 500));
+    await browser.close();
+    console.log(`${passed} passed, ${failed} failed`);
+    process.exit(failed ? 1 : 0);
+  }
+  return { browser, context, page, errors, blocked, check, until, run };
+}
