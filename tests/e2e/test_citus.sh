@@ -177,6 +177,34 @@ check_eq "$(sort -u "$E2E_DIR/kernels.out")" 202 "hosts of two kernels posted"
 e2e_wait_checkpoints
 check_eq "$(code "$UA/api/v1/compare?group_by=kernel&a=6.1.0-a&b=6.1.0-b&since=$((now - 7200))")" 200 "compare of two kernels"
 check_eq "$(jq '[.hosts.a, .hosts.b]' -c "$E2E_DIR/ep.out")" "[3,3]" "three hosts a side"
+# the fleet's alerts: host '', the reserved host id 0 (one shard, like a
+# host's); the regression watch's row is a reference table. An alert an
+# earlier run left for a release no host runs any more, confirmed more
+# than a window ago: a third server's watch (runs over the distributed
+# tables) resolves it, with its outbox row on the same shard.
+check_eq "$(e2e_psql "SELECT count(*) FROM pg_dist_partition WHERE logicalrelid = 'regression_watch'::regclass
+	AND partmethod = 'n'")" 1 "the regression watch's row is a reference table"
+check "a fleet alert has host id 0" sh -c "! psql '$COORD' -qtAc \"INSERT INTO alerts (host_id, host, kind, subject,
+	severity, state, started_at, opened_at, updated_at, summary) VALUES (1, '', 'kernel_regression', 'x', 'warning',
+	'open', now(), now(), now(), 'x')\" 2>/dev/null"
+e2e_psql "INSERT INTO alerts (host_id, host, kind, subject, severity, state, started_at, opened_at, updated_at,
+	summary, evidence) VALUES (0, '', 'kernel_regression', '6.1.0-gone', 'warning', 'open',
+	now() - interval '3 hours', now() - interval '3 hours', now() - interval '3 hours', 'left by an earlier run',
+	jsonb_build_object('confirmed_ts', extract(epoch FROM now()) - 10800))" >/dev/null
+PC=$("$E2E_ROOT/scripts/freeport.sh")
+start_server "$PC" --regression-every 1 --regression-min-hosts 2 --regression-window 7200
+PID_C=$E2E_PID
+check "the watch ran on Citus" sh -c "for i in \$(seq 300); do curl -s 'http://127.0.0.1:$PC/api/v1/regression' |
+	jq -e '.last_run.resolved == [\"6.1.0-gone\"]' >/dev/null && exit 0; sleep 0.2; done; exit 1"
+check_eq "$(curl -s "http://127.0.0.1:$PC/api/v1/regression" | jq -c '[.last_run.releases[] |
+	select(.release | startswith("6.1.0-")) | .status == "tested" or .status == "baseline"]')" \
+	'[true,true]' "it compared the two kernels' hosts"
+check_eq "$(curl -s "$UA/api/v1/alerts?kind=kernel_regression&state=all" | jq -c '[.alerts[] | [.host, .subject, .state]]')" \
+	'[["","6.1.0-gone","resolved"]]' "the fleet's alert is resolved"
+check_eq "$(e2e_psql "SELECT count(*) FROM notify_outbox o JOIN alerts a ON a.host_id = o.host_id AND a.id = o.alert_id
+	WHERE o.host_id = 0 AND a.kind = 'kernel_regression' AND o.event = 'resolve'")" 1 "its resolve is in the outbox, by host id 0"
+E2E_PID=$PID_C
+e2e_server_stop
 check_eq "$(code -X DELETE -H "$A" "$UB/api/v1/hosts/fleet-02")" 200 "a host is forgotten"
 check_eq "$(e2e_psql "SELECT (SELECT count(*) FROM host_names WHERE name = 'fleet-02') + (SELECT count(*) FROM hosts WHERE name = 'fleet-02')")" 0 \
 	"nothing of it left"

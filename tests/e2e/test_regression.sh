@@ -294,8 +294,8 @@ e2e_server_stop
 # regress_store_raise writes it
 seed_alert() {
 	psql "$E2E_DB" -qtA -v rel="$B" -v ago="$1" >/dev/null <<'SQL' || bad "could not seed B's alert"
-INSERT INTO alerts (host, kind, subject, severity, state, started_at, opened_at, updated_at, summary, evidence)
-VALUES ('', 'kernel_regression', :'rel', 'warning', 'open', now() - interval '1 hour', now() - interval '1 hour',
+INSERT INTO alerts (host_id, host, kind, subject, severity, state, started_at, opened_at, updated_at, summary, evidence)
+VALUES (0, '', 'kernel_regression', :'rel', 'warning', 'open', now() - interval '1 hour', now() - interval '1 hour',
 	now() - make_interval(secs => :ago), :'rel' || ' vs another: writeback worse',
 	jsonb_build_object('release', :'rel', 'confirmed_ts', extract(epoch FROM now()) - :ago))
 SQL
