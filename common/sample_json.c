@@ -52,7 +52,7 @@ static int add_field(struct sset *m, const char *prefix, const char *key, int64_
 	uint32_t id = intern2(prefix, key);
 
 	if (!id)
-		return fail(err, "%s: too many distinct metric names on this server", path);
+		return fail(err, "%s: no room for another new metric name", path);
 	if (sset_add(m, id, v) < 0)
 		return fail(err, "%s: too many fields (at most %d)", path, SAMPLE_MAX_FIELDS);
 	return 0;

@@ -222,7 +222,7 @@ static uint32_t intern2(const char *prefix, const char *key, size_t klen)
 static int add_id(struct yp *p, struct sset *m, uint32_t id, int64_t v, const char *path)
 {
 	if (!id)
-		return failf(p, SB_SAMPLE, "%s: too many distinct metric names on this server", path);
+		return failf(p, SB_SAMPLE, "%s: no room for another new metric name", path);
 	if (sset_add(m, id, v) < 0)
 		return failf(p, SB_SAMPLE, "%s: too many fields (at most %d)", path, SAMPLE_MAX_FIELDS);
 	return 1;
