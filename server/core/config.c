@@ -585,7 +585,7 @@ int config_parse(struct server_config *c, int argc, char **argv, char *err, size
 	 * threads put twice as many requests in each group commit as 32 and
 	 * held 1.4x the rate (docs/scaling.md §1, "HTTP threads") */
 	c->threads = 96;
-	c->max_connections = 1024;
+	c->max_connections = 0;	/* from RLIMIT_NOFILE (http.c) */
 	c->timeout_s = 30;
 	/* a host brings ~300 names (~500 across kernels and cgroup
 	 * versions), and only the first host of a kernel brings them */

@@ -146,6 +146,13 @@ int ingest_parse(const char *buf, size_t len, int64_t now_ms, int64_t oldest_ms,
 	return 0;
 }
 
+/* The detail of a 413: the limit, in bytes. */
+static const char *limit_detail(const struct request *rq, char *buf, size_t len)
+{
+	snprintf(buf, len, "at most %zu bytes (--max-body)", rq->app->cfg->max_body);
+	return buf;
+}
+
 /* Refuses the request before its body. libmicrohttpd closes a connection
  * whose upload it did not read, and a client still sending then gets a
  * reset that can swallow the answer; so a body of at most
@@ -156,8 +163,10 @@ static enum MHD_Result refuse_upto(struct request *rq, size_t drain_max, unsigne
 {
 	const char *cl = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Content-Length");
 
+	char d[96];
 	if (body_check_content_length(cl, drain_max) != BODY_OK)
-		return respond_error(rq, status, error, NULL, hint);
+		return respond_error(rq, status, error, status == 413 ? limit_detail(rq, d, sizeof(d)) : NULL,
+				     hint);
 	rq->drain_max = drain_max;
 	rq->refuse_status = status;
 	rq->refuse_error = error;
@@ -336,15 +345,19 @@ enum MHD_Result ingest_finish(struct request *rq)
 	enum MHD_Result r;
 	double t0 = mono_s();
 
+	char d[96];
 	if (rq->refuse_status)
-		return respond_error(rq, rq->refuse_status, rq->refuse_error, NULL, rq->refuse_hint);
+		return respond_error(rq, rq->refuse_status, rq->refuse_error,
+				     rq->refuse_status == 413 ? limit_detail(rq, d, sizeof(d)) : NULL,
+				     rq->refuse_hint);
 	if (rq->body.too_big)
-		return respond_error(rq, 413, "request body too large", NULL,
+		return respond_error(rq, 413, "request body too large", limit_detail(rq, d, sizeof(d)),
 				     "split the batch; the server takes at most --max-body bytes");
 	if (!st)
 		return respond_unavailable(rq);
 	body_init_budget(&inflated, app->cfg->max_body, app->inflight,
 			 1 + INGEST_PARSE_BYTES_PER_BYTE);
+	inflated.also_held = rq->body.held;	/* one request, two buffers */
 	if (rq->encoding == 1) {
 		int zrc = body_gunzip(buf, len, &inflated);
 		if (zrc != BODY_OK)
@@ -357,7 +370,8 @@ enum MHD_Result ingest_finish(struct request *rq)
 			body_release(&rq->body);
 			break;
 		case BODY_ETOOBIG:
-			return respond_error(rq, 413, "request body too large once inflated", NULL,
+			return respond_error(rq, 413, "request body too large once inflated",
+					     limit_detail(rq, d, sizeof(d)),
 					     "split the batch; the server takes at most --max-body "
 					     "bytes after decompression");
 		case BODY_ECORRUPT:
