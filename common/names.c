@@ -65,6 +65,27 @@ bool name_printable_utf8(const char *s, size_t len)
 	return true;
 }
 
+static bool is_bidi_control(unsigned cp)
+{
+	return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
+bool name_text_valid(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len;) {
+		unsigned cp;
+		size_t n = utf8_seq(u, i, len, &cp);
+
+		if (n == 0 || cp < 0x20 || (cp >= 0x7F && cp < 0xA0) || is_bidi_control(cp))
+			return false;
+		i += n;
+	}
+	return true;
+}
+
 bool name_cgroup_path_valid(const char *s, size_t len)
 {
 	if (len < 2 || len > CGROUP_PATH_MAXLEN || s[0] != '/')

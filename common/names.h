@@ -31,4 +31,11 @@ bool name_metric_valid(const char *s, size_t len);
  * (C0, DEL, C1). */
 bool name_printable_utf8(const char *s, size_t len);
 
+/* A free-text value a person reads (label values, kernel, boot_id,
+ * agent_version): printable UTF-8 as above and no Unicode bidirectional
+ * control (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069), which
+ * would make a value display as another ("Trojan Source"). Cgroup paths
+ * keep what the kernel gave and are shown escaped instead. */
+bool name_text_valid(const char *s, size_t len);
+
 #endif

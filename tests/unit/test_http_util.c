@@ -572,7 +572,11 @@ static void test_static(void)
 	CHECK(!static_path_ok("/a\\..\\b"));
 	CHECK(!static_path_ok("/a\nb"));
 	CHECK(!static_path_ok("relative"));
-	CHECK(static_path_ok("/..hidden"));
+	CHECK(!static_path_ok("/..hidden"));	/* no dotfiles at all */
+	CHECK(!static_path_ok("/.env"));
+	CHECK(!static_path_ok("/.git/config"));
+	CHECK(!static_path_ok("/vendor/.npmrc"));
+	CHECK(static_path_ok("/vendor/a.b.js"));
 	CHECK_STR(static_mime("/a/app.js"), "text/javascript; charset=utf-8");
 	CHECK_STR(static_mime("x.CSS"), "text/css; charset=utf-8");
 	CHECK_STR(static_mime("logo.svg"), "image/svg+xml");

@@ -13,6 +13,16 @@ int main(void)
 	CHECK(!ok_host("db 07"));
 	CHECK(!ok_host("db;drop table"));
 	CHECK(!ok_host("x/y"));
+	CHECK(!ok_host("web\xe2\x80\xae" "10"));	/* host names are ASCII: no bidi */
+	/* free text: printable, no bidirectional controls (Trojan Source) */
+	const char *rlo = "rack\xe2\x80\xae" "1a", *lri = "a\xe2\x81\xa6" "b", *alm = "a\xd8\x9c";
+	CHECK(name_text_valid("caf\xc3\xa9 \xe2\x86\x92 r1", strlen("caf\xc3\xa9 \xe2\x86\x92 r1")));
+	CHECK(!name_text_valid(rlo, strlen(rlo)));
+	CHECK(!name_text_valid(lri, strlen(lri)));
+	CHECK(!name_text_valid(alm, strlen(alm)));
+	CHECK(!name_text_valid("a\x01", 2));
+	CHECK(name_printable_utf8(rlo, strlen(rlo)));	/* the cgroup-path rule keeps them */
+	CHECK(name_cgroup_path_valid("/x\xe2\x80\xae", strlen("/x\xe2\x80\xae")));
 	char big[300];
 	memset(big, 'a', sizeof(big));
 	CHECK(name_host_valid(big, 253));
