@@ -674,6 +674,15 @@ int config_check(const struct server_config *c, char *err, size_t errlen)
 		return errf(err, errlen, "no database: give --db CONNINFO or set VMSCOPE_DB");
 	if (!c->tls_cert != !c->tls_key)
 		return errf(err, errlen, "TLS needs both --tls-cert FILE and --tls-key FILE");
+	for (size_t i = 0; i < c->ntokens; i++) {
+		/* agents carry ingest tokens: one must never be an operator's */
+		if ((c->read_token && strcmp(c->tokens[i].token, c->read_token) == 0) ||
+		    (c->admin_token && strcmp(c->tokens[i].token, c->admin_token) == 0))
+			return errf(err, errlen, "an ingest token is also the read or admin token; "
+				    "give each its own");
+	}
+	if (c->admin_token && c->read_token && strcmp(c->admin_token, c->read_token) == 0)
+		return errf(err, errlen, "the admin token is also the read token; give each its own");
 	if (c->ntokens == 0 && !c->insecure_no_auth && !c->db_tokens)
 		return errf(err, errlen, "no ingest token: give --token TOKEN or --tokens-file FILE "
 			    "(or VMSCOPE_TOKEN / VMSCOPE_TOKENS_FILE), or --db-tokens to use only the tokens of "
