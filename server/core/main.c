@@ -110,8 +110,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vmscope-server: could not start the regression watch thread\n");
 		goto out;
 	}
-	notifier = notify_start(&app, err, sizeof(err));
-	if (!notifier) {
+	/* without receivers there is no notifier: the outbox's events wait for
+	 * a server that has some (several servers on one database) */
+	if (cfg.nwebhooks && !(notifier = notify_start(&app, err, sizeof(err)))) {
 		fprintf(stderr, "vmscope-server: %s\n", err);
 		goto out;
 	}

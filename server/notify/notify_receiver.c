@@ -79,7 +79,7 @@ int notify_receiver_parse(const char *spec, struct notify_receiver *r, char *err
 	if (!((ulen > 7 && strncmp(spec, "http://", 7) == 0) ||
 	      (ulen > 8 && strncmp(spec, "https://", 8) == 0)))
 		return fail(r, err, errlen, "expected an http:// or https:// URL first, then "
-			    ",format=alertmanager|json ,kinds=K1|K2 ,severity=warning|critical ,name=NAME");
+			    ",format=alertmanager|json|slack ,kinds=K1|K2 ,severity=warning|critical ,name=NAME");
 	for (size_t i = 0; i < ulen; i++)
 		if ((unsigned char)spec[i] <= ' ' || (unsigned char)spec[i] >= 0x7f)
 			return fail(r, err, errlen, "the URL holds a space or a control character");
@@ -98,8 +98,10 @@ int notify_receiver_parse(const char *spec, struct notify_receiver *r, char *err
 				r->format = NOTIFY_ALERTMANAGER;
 			else if (vlen == 4 && strncmp(v, "json", 4) == 0)
 				r->format = NOTIFY_JSON;
+			else if (vlen == 5 && strncmp(v, "slack", 5) == 0)
+				r->format = NOTIFY_SLACK;
 			else
-				return fail(r, err, errlen, "format: expected alertmanager or json");
+				return fail(r, err, errlen, "format: expected alertmanager, json or slack");
 		} else if (klen == 5 && strncmp(opt, "kinds", 5) == 0) {
 			if (parse_kinds(r, v, vlen, err, errlen) < 0)
 				return -1;
@@ -142,7 +144,9 @@ int notify_receiver_parse(const char *spec, struct notify_receiver *r, char *err
 	if (!named) {
 		char hex[TOKENS_HEX_LEN + 1];
 		tokens_sha256_hex(r->url, strlen(r->url), hex);
-		snprintf(r->name, sizeof(r->name), "%s-%.8s", r->format == NOTIFY_JSON ? "json" : "am", hex);
+		static const char *const prefix[] = { [NOTIFY_ALERTMANAGER] = "am", [NOTIFY_JSON] = "json",
+						      [NOTIFY_SLACK] = "slack" };
+		snprintf(r->name, sizeof(r->name), "%s-%.8s", prefix[r->format], hex);
 	}
 	return 0;
 }
