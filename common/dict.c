@@ -43,6 +43,18 @@ static struct dict_entry *probe(const char *s, size_t len, uint64_t h)
 	}
 }
 
+/* A NUL-terminated copy of s[0..len); NULL when out of memory. */
+static char *copy_name(const char *s, size_t len)
+{
+	char *copy = malloc(len + 1);
+
+	if (copy) {
+		memcpy(copy, s, len);
+		copy[len] = '\0';
+	}
+	return copy;
+}
+
 static uint32_t lookup_locked(const char *s, size_t len)
 {
 	if (!table_cap)
@@ -84,11 +96,9 @@ static uint32_t add_locked(const char *s, size_t len)
 		return 0;
 	if ((names_n + 1) * 2 > table_cap && grow() < 0)
 		return 0;
-	char *copy = malloc(len + 1);
+	char *copy = copy_name(s, len);
 	if (!copy)
 		return 0;
-	memcpy(copy, s, len);
-	copy[len] = '\0';
 	struct dict_entry *e = probe(s, len, hash_name(s, len));
 	uint32_t id = ++names_n;
 	e->name = copy;
@@ -219,11 +229,9 @@ static uint32_t stage_add(struct dict_stage *st, const char *s, size_t len)
 	}
 	if (st->n == st->cap && stage_grow(st) < 0)
 		return 0;
-	char *copy = malloc(len + 1);
+	char *copy = copy_name(s, len);
 	if (!copy)
 		return 0;
-	memcpy(copy, s, len);
-	copy[len] = '\0';
 	uint32_t i = (uint32_t)hash_name(s, len) & (st->nslot - 1);
 	while (st->slot[i])
 		i = (i + 1) & (st->nslot - 1);

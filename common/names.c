@@ -50,6 +50,19 @@ static size_t utf8_seq(const unsigned char *s, size_t i, size_t len, unsigned *c
 	return n;
 }
 
+bool name_id_valid(const char *s, size_t len)
+{
+	if (len == 0 || len > NAME_ID_MAXLEN)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
 bool name_printable_utf8(const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;

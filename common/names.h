@@ -27,6 +27,12 @@ bool name_cgroup_path_valid(const char *s, size_t len);
  * settings have "vm.swappiness"). */
 bool name_metric_valid(const char *s, size_t len);
 
+/* A name an operator gives to a thing of the server (an ingest token, a
+ * notification receiver): 1 to 64 of A-Za-z0-9._-, printed in lists and
+ * logs as it is. */
+#define NAME_ID_MAXLEN 64
+bool name_id_valid(const char *s, size_t len);
+
 /* True when s[0..len) is well-formed UTF-8 with no control characters
  * (C0, DEL, C1). */
 bool name_printable_utf8(const char *s, size_t len);

@@ -55,15 +55,5 @@ bool token_hosts_match(const char *patterns, const char *host)
 
 bool token_name_valid(const char *s)
 {
-	size_t n = strlen(s);
-
-	if (n == 0 || n > TOKEN_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-'))
-			return false;
-	}
-	return true;
+	return name_id_valid(s, strlen(s));
 }

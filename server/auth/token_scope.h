@@ -12,7 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TOKEN_NAME_MAX 64		/* a token's name, as `token add NAME` takes it */
+#include "names.h"
+
+#define TOKEN_NAME_MAX NAME_ID_MAXLEN	/* a token's name, as `token add NAME` takes it */
 #define TOKEN_HOSTS_MAX 1024		/* the pattern list */
 #define TOKEN_NEW_HOSTS_MAX 1000000	/* --new-hosts-per-hour up to this */
 

@@ -28,6 +28,12 @@
 #define ALERT_COLS "a.id, a.host, a.cgroup, a.kind, a.severity, a.state, " MS_FROM_TS("a.started_at") \
 	", " MS_FROM_TS("a.opened_at") ", " MS_FROM_TS("a.ended_at") ", a.summary, a.evidence::text, a.subject"
 #define ALERT_NCOLS 12
+/* Whether an open event of the row's alert before it was not held back
+ * (a resolve or escalate without one is held back too), and the join the
+ * outbox queries read it from. */
+#define OPEN_SENT_SQL "EXISTS (SELECT 1 FROM notify_outbox p WHERE p.alert_id = a.id " \
+	"AND p.event = 'open' AND NOT p.suppressed AND p.id < o.id)"
+#define OUTBOX_FROM_SQL "FROM notify_outbox o JOIN alerts a ON a.id = o.alert_id "
 #define RESEND_CHUNK 500		/* alerts in one Alertmanager re-send */
 #define RESEND_MAX_ALERTS_STR "10000"	/* open alerts re-sent at most */
 #define RESEND_MAX_CHUNKS 20		/* 10000 / RESEND_CHUNK */
@@ -290,9 +296,7 @@ static bool sweep(struct notify *n)
 		const char *v[2] = { after, lim };
 		PGresult *r = PQexecParams(n->conn,
 			"SELECT o.id, o.event, o.delivered::text, " SILENCE_MATCH_SQL("a") ", "
-			"EXISTS (SELECT 1 FROM notify_outbox p WHERE p.alert_id = a.id AND p.event = 'open' "
-			"  AND NOT p.suppressed AND p.id < o.id), a.id, a.kind, a.severity "
-			"FROM notify_outbox o JOIN alerts a ON a.id = o.alert_id "
+			OPEN_SENT_SQL ", a.id, a.kind, a.severity " OUTBOX_FROM_SQL
 			"WHERE o.done_at IS NULL AND o.id > $1::bigint ORDER BY o.id LIMIT $2::int",
 			2, NULL, v, NULL, NULL, 0);
 		if (PQresultStatus(r) != PGRES_TUPLES_OK) {
@@ -339,9 +343,7 @@ static bool start_event(struct notify *n, struct rstate *rs)
 		const char *v[3] = { rs->r.name, after, lim };
 		PGresult *r = PQexecParams(n->conn,
 			"SELECT o.id, o.event, " SILENCE_MATCH_SQL("a") ", "
-			"EXISTS (SELECT 1 FROM notify_outbox p WHERE p.alert_id = a.id AND p.event = 'open' "
-			"  AND NOT p.suppressed AND p.id < o.id), " ALERT_COLS " "
-			"FROM notify_outbox o JOIN alerts a ON a.id = o.alert_id "
+			OPEN_SENT_SQL ", " ALERT_COLS " " OUTBOX_FROM_SQL
 			"WHERE o.done_at IS NULL AND o.id > $2::bigint AND NOT ($1 = ANY(o.delivered) OR "
 			"  '!' || $1 = ANY(o.delivered)) ORDER BY o.id LIMIT $3::int",
 			3, NULL, v, NULL, NULL, 0);

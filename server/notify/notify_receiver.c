@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "names.h"
 #include "tokens.h"
 
 #define AM_PATH "/api/v2/alerts"
@@ -29,19 +30,6 @@ static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
 	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-static bool name_ok(const char *s, size_t n)
-{
-	if (n == 0 || n > NOTIFY_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-'))
-			return false;
-	}
-	return true;
 }
 
 /* kinds=a|b: each 1 to 64 of a-z and '_' (the detectors' kind names). */
@@ -114,7 +102,7 @@ int notify_receiver_parse(const char *spec, struct notify_receiver *r, char *err
 				return fail(r, err, errlen, "severity: expected warning or critical "
 					    "(the least severity sent)");
 		} else if (klen == 4 && strncmp(opt, "name", 4) == 0) {
-			if (!name_ok(v, vlen))
+			if (!name_id_valid(v, vlen))
 				return fail(r, err, errlen, "name: expected 1 to %d of A-Za-z0-9._-",
 					    NOTIFY_NAME_MAX);
 			memcpy(r->name, v, vlen);

@@ -22,9 +22,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "names.h"
+
 #define NOTIFY_MAX_RECEIVERS 32
 #define NOTIFY_MAX_KINDS 16
-#define NOTIFY_NAME_MAX 64
+#define NOTIFY_NAME_MAX NAME_ID_MAXLEN
 
 enum notify_format { NOTIFY_ALERTMANAGER, NOTIFY_JSON, NOTIFY_SLACK };
 
