@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "dict.h"
+
 static const double lat_bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
 #define NBUCKETS (sizeof(lat_bounds) / sizeof(lat_bounds[0]))
 
@@ -175,6 +177,13 @@ char *metrics_render(bool db_up, size_t *len)
 	for (size_t i = 0; i < METRICS_REFUSED_N; i++)
 		put(&o, "vmscope_ingest_refusals_total{reason=\"%s\"} %llu\n", refusal_names[i],
 		    atomic_load(&refused_by[i]));
+	put(&o, "# HELP vmscope_metric_names Metric names in the server's dictionary; at "
+		"vmscope_metric_names_max a sample bringing a new name is refused (metric_names_full).\n"
+		"# TYPE vmscope_metric_names gauge\n"
+		"vmscope_metric_names %u\n"
+		"# HELP vmscope_metric_names_max The dictionary's capacity.\n"
+		"# TYPE vmscope_metric_names_max gauge\n"
+		"vmscope_metric_names_max %u\n", (unsigned)dict_count(), (unsigned)DICT_MAX_NAMES);
 	put(&o, "# HELP vmscope_http_connections_closed_total Connections the server closed: "
 		"evicted (the oldest waiting one, for a new one past --max-connections) or timeout "
 		"(a request not in within --timeout).\n"

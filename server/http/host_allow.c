@@ -15,23 +15,38 @@ void host_allow_init(struct host_allow *h, bool loopback, const char *patterns)
 	h->patterns = patterns && *patterns ? patterns : NULL;
 }
 
+/* True when p is "" or ":" and up to 5 digits: the port part of a Host
+ * value (RFC 9110 allows an empty one). */
+static bool port_ok(const char *p)
+{
+	size_t n = 0;
+
+	if (!*p)
+		return true;
+	if (*p++ != ':')
+		return false;
+	while (isdigit((unsigned char)p[n]))
+		n++;
+	return n <= 5 && p[n] == '\0';
+}
+
 /* The name part of a Host value into out (lower case, no port, no
- * brackets). False when it is malformed or too long. */
+ * brackets). False when it is malformed or too long, the port included
+ * ("127.0.0.1:80@evil" names no host this server has). */
 static bool host_name(const char *v, char out[NAME_MAX_LEN + 1])
 {
 	size_t n;
 
 	if (v[0] == '[') {
 		const char *close = strchr(v, ']');
-		if (!close || (close[1] && close[1] != ':'))
+		if (!close || !port_ok(close + 1))
 			return false;
 		v++;
 		n = (size_t)(close - v);
 	} else {
-		const char *colon = strchr(v, ':');
-		if (colon && strchr(colon + 1, ':'))
-			return false;	/* an IPv6 address must be in brackets */
-		n = colon ? (size_t)(colon - v) : strlen(v);
+		n = strcspn(v, ":");	/* an IPv6 address must be in brackets: port_ok refuses its colons */
+		if (!port_ok(v + n))
+			return false;
 	}
 	if (n == 0 || n > NAME_MAX_LEN)
 		return false;

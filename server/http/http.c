@@ -207,7 +207,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 
 /* The checks every request passes when its headers are in, before it is
  * routed. Returns true to go on; otherwise the answer is queued. */
-static bool request_ok(struct http_server *srv, struct request *rq)
+static bool request_ok(struct http_server *srv, struct request *rq, const char *version)
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(rq->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
@@ -219,6 +219,11 @@ static bool request_ok(struct http_server *srv, struct request *rq)
 	}
 	if (ci && ci->header_size > HTTP_HEADERS_MAX) {
 		respond_error(rq, 431, "request headers too large", NULL, "at most 32768 bytes");
+		return false;
+	}
+	if (!host && strcmp(version, MHD_HTTP_VERSION_1_0) != 0) {
+		/* HTTP/1.1 requires Host (RFC 9112 3.2); only 1.0 may go without */
+		respond_error(rq, 400, "missing Host header", NULL, "HTTP/1.1 requests carry a Host header");
 		return false;
 	}
 	if (!host_allow_ok(&srv->hosts, host)) {
@@ -246,7 +251,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct http_server *srv = cls;
 	struct request *rq = *con_cls;
 
-	(void)version;
 	if (!rq || !rq->method) {
 		if (!rq && !(rq = on_uri(srv, "", conn)))
 			return MHD_NO;
@@ -255,7 +259,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*con_cls = rq;
 		if (!rq->path)
 			return MHD_NO;
-		if (!request_ok(srv, rq))
+		if (!request_ok(srv, rq, version))
 			return rq->answered ? MHD_YES : MHD_NO;
 		route_match(url, &rq->route);
 		const struct upload *up = upload_of(rq);

@@ -7,7 +7,8 @@
 #   - Host allow-list: on a loopback address only loopback names and
 #     addresses are answered (else 421 JSON) unless --allowed-hosts adds
 #     more; on a wildcard address every name unless --allowed-hosts is
-#     given, which then restricts;
+#     given, which then restricts; a port that is not digits is 421;
+#     HTTP/1.1 without Host is the project's JSON 400, HTTP/1.0 is answered;
 #   - a request URI over 8 KiB gets 414 and headers over 32 KiB 431, as the
 #     project's JSON error (not libmicrohttpd's HTML page);
 #   - %2F in a path segment is 404; dotfiles under --web are 404;
@@ -49,6 +50,14 @@ req GET /healthz -H "Host: 127.0.0.1:$PORT"
 check_status 200 "Host: 127.0.0.1"
 req GET /healthz -H "Host: [::1]:$PORT"
 check_status 200 "Host: [::1]"
+req GET /healthz -H "Host: 127.0.0.1:80@rebind.attacker.example"
+check_status 421 "a Host whose port is not digits"
+# HTTP/1.1 without Host: the project's 400; HTTP/1.0 without it is answered
+raw() { python3 -c 'import socket,sys; s=socket.create_connection(("127.0.0.1",int(sys.argv[1]))); s.sendall(sys.argv[2].encode()); print(s.recv(65536).decode("latin1"))' "$PORT" "$1"; }
+ans=$(raw $'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n')
+[[ "$ans" == "HTTP/1.1 400"* && "$ans" == *'"error":"missing Host header"'* ]] && ok || bad "HTTP/1.1 without Host: ${ans:0:200}"
+ans=$(raw $'GET /healthz HTTP/1.0\r\n\r\n')
+[[ "$ans" == "HTTP/1.1 200"* ]] && ok || bad "HTTP/1.0 without Host: ${ans:0:200}"
 
 # --- request line and header sizes answered as JSON
 req GET "/api/v1/hosts?pad=$(head -c 16000 /dev/zero | tr '\0' a)"

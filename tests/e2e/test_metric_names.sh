@@ -20,6 +20,10 @@ post_as() { # TOKEN BODY-FILE
 	req POST /api/v1/samples -H "Authorization: Bearer $1" -H 'Content-Type: application/json' \
 		--data-binary @"$2"
 }
+dict_size() { # the server's dictionary size in /metrics
+	req GET /metrics
+	awk '$1 == "vmscope_metric_names" {print $2}' <<<"$BODY"
+}
 refusals() { # REASON: the counter's value
 	req GET /metrics
 	awk -v r="reason=\"$1\"" 'index($0, "vmscope_ingest_refusals_total{" r "}") == 1 {print $2}' <<<"$BODY"
@@ -45,6 +49,8 @@ e2e_sample real-01 $((NOW - 300)) >"$E2E_DIR/real1.json"
 post_as "$E2E_TOKEN" "$E2E_DIR/real1.json"
 check_status 202 "a real sample before the flood"
 n_names=$(e2e_psql "SELECT count(*) FROM metric_names")
+n_dict=$(dict_size)
+check "/metrics shows the dictionary's size ($n_dict)" test "${n_dict:-0}" -ge "$n_names"
 
 # --- the flood: refused, nothing left behind
 post_as "$E2E_TOKEN" "$E2E_DIR/flood.json"
@@ -53,6 +59,7 @@ check_contains "--max-new-names-per-token" "the 400 names the budget"
 check_json_error "flood 400"
 check_eq "$(names_like 'vmstat.flood%')" 0 "no flood name in metric_names"
 check_eq "$(e2e_psql "SELECT count(*) FROM metric_names")" "$n_names" "metric_names unchanged"
+check_eq "$(dict_size)" "$n_dict" "the dictionary's size in /metrics unchanged"
 check_eq "$(e2e_psql "SELECT count(*) FROM hosts WHERE name = 'evil-01' AND samples > 0")" 0 "no flood sample stored"
 
 # right after: the same token's real sample and a real new kernel counter
@@ -65,6 +72,7 @@ post_as "$E2E_TOKEN" "$E2E_DIR/real3.json"
 check_status 202 "a real new kernel counter after the flood"
 req GET "/api/v1/hosts/real-01/metrics"
 check_jq 'any(.metrics[]; .name == "vmstat.nr_kernel_new_counter")' "the new counter is stored and listed"
+check_eq "$(dict_size)" $((n_dict + 1)) "the dictionary's size in /metrics counts the new counter"
 
 # --- the per-host budget (300 an hour here)
 post_as "$E2E_TOKEN" "$E2E_DIR/host-over.json"
@@ -92,5 +100,6 @@ check_eq "$(refusals new_names_per_token)" 2 "per-token refusals counted"
 check_eq "$(refusals new_names_per_host)" 1 "per-host refusals counted"
 req GET /metrics
 check_contains 'vmscope_ingest_requests_refused_total 3' "the three 400s counted as refused"
+check_contains 'vmscope_metric_names_max 65536' "/metrics shows the dictionary's capacity"
 e2e_server_stop
 e2e_done

@@ -227,6 +227,12 @@ static void test_host_allow(void)
 	CHECK(!host_allow_ok(&lo, "localhost.attacker.example"));
 	CHECK(!host_allow_ok(&lo, "::1"));	/* v6 without brackets is malformed */
 	CHECK(!host_allow_ok(&lo, ""));
+	CHECK(host_allow_ok(&lo, "localhost:"));	/* an empty port is allowed */
+	CHECK(!host_allow_ok(&lo, "127.0.0.1:80@evil.example"));	/* the port is digits only */
+	CHECK(!host_allow_ok(&lo, "localhost:8080x"));
+	CHECK(!host_allow_ok(&lo, "localhost:123456"));
+	CHECK(!host_allow_ok(&lo, "[::1]x"));
+	CHECK(!host_allow_ok(&lo, "[::1]:80:80"));
 	CHECK(host_allow_ok(&lo_extra, "VMSCOPE.example:443"));
 	CHECK(host_allow_ok(&lo_extra, "a.lab"));
 	CHECK(host_allow_ok(&lo_extra, "localhost"));
