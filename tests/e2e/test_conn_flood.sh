@@ -124,18 +124,12 @@ e2e_server_stop
 e2e_server_start --max-connections 100 --max-connections-per-address 0 --timeout 30
 PORT=${E2E_URL##*:}
 check "B: past --max-connections the oldest waiting connection goes, the newest stay, a client is served" \
-	python3 - "$PORT" <<'PY'
+	python3 - "$PORT" "$E2E_ROOT/tests/e2e" <<'PY'
 import socket, sys, time
 port = int(sys.argv[1])
-
-def closed(s):
-    s.setblocking(False)
-    try:
-        return s.recv(1) == b""
-    except (BlockingIOError, InterruptedError):
-        return False
-    except OSError:
-        return True
+sys.path.insert(0, sys.argv[2])
+sys.dont_write_bytecode = True
+from _sockets import closed
 
 idle = []
 for i in range(300):
@@ -163,9 +157,12 @@ e2e_server_stop
 e2e_server_start --max-connections-per-address 20
 PORT=${E2E_URL##*:}
 check "C: --max-connections-per-address 20: 10 of 30 connections from 127.0.0.2 closed, 127.0.0.1 served" \
-	python3 - "$PORT" <<'PY'
+	python3 - "$PORT" "$E2E_ROOT/tests/e2e" <<'PY'
 import socket, sys, time
 port = int(sys.argv[1])
+sys.path.insert(0, sys.argv[2])
+sys.dont_write_bytecode = True
+from _sockets import closed
 conns = []
 for i in range(30):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -173,14 +170,6 @@ for i in range(30):
     s.connect(("127.0.0.1", port))
     conns.append(s)
 time.sleep(0.5)
-def closed(s):
-    s.setblocking(False)
-    try:
-        return s.recv(1) == b""
-    except (BlockingIOError, InterruptedError):
-        return False
-    except OSError:
-        return True
 shut = [closed(s) for s in conns]
 print(f"from 127.0.0.2: {sum(shut)} of 30 connections closed at once")
 assert sum(shut) == 10, shut

@@ -12,21 +12,14 @@
 #     the alert says, for scripts.
 . "$(dirname "$0")/_lib.sh"
 e2e_init notiso
-RECV_LOG=$E2E_DIR/received.jsonl
-PORTFILE=$E2E_DIR/recv.port
-touch "$RECV_LOG"
-RPORT=$("$E2E_ROOT/scripts/freeport.sh")
-python3 "$E2E_ROOT/tests/e2e/_receiver.py" "$PORTFILE" "$RECV_LOG" "$RPORT" &
-E2E_PIDS+=("$!")
-R="http://127.0.0.1:$RPORT"
+e2e_receiver_start
 TRACE=$E2E_ROOT/tests/corpus/real-filethrash.jsonl.gz
 python3 "$E2E_ROOT/tests/e2e/_notify_trace.py" "$TRACE" 20 "$E2E_DIR" nt-b || { echo "e2e: _notify_trace.py failed" >&2; exit 1; }
 # the cgroups of nt-b get a name with chat markup in it
 for f in open tail; do
 	jq -c '.cgroups |= map(.path = "/<!here>&x" + .path)' "$E2E_DIR/nt-b-$f.jsonl" >"$E2E_DIR/b-$f.jsonl"
 done
-for _ in $(seq 150); do [ -s "$PORTFILE" ] && break; sleep 0.1; done
-[ -s "$PORTFILE" ] || { echo "e2e: the receiver did not start" >&2; exit 1; }
+e2e_receiver_wait
 post_file() {
 	jq -sc . "$1" >"$E2E_DIR/batch.json"
 	req POST /api/v1/samples -H "Authorization: Bearer $E2E_TOKEN" -H 'Content-Type: application/json' \
