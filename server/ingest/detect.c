@@ -35,8 +35,30 @@
  * sample from the future (a wrong clock, up to INGEST_MAX_SKEW_MS ahead,
  * or a forged one): the first sample behind it that is not itself that far
  * ahead re-anchors the host's detectors instead of waiting behind it
- * (CONTRACT.md §2). NTP keeps honest agents' clocks within a second. */
-#define DETECT_AHEAD_MS (2 * 60 * 1000)
+ * (CONTRACT.md §2). NTP keeps honest agents' clocks within a second; any
+ * more room is time one forged sample hides a host's samples behind it
+ * (a thrash of 100 s behind a sample 110 s ahead raised no alert). A host
+ * whose clock is further ahead than this is never re-anchored: its own
+ * samples are that far ahead too. */
+#define DETECT_AHEAD_MS (5 * 1000)
+
+/* A sample more than DETECT_AHEAD_MS ahead is stored but not fed while the
+ * host's detectors run on time (their state within DETECT_AHEAD_MS of the
+ * server's clock, fed within this long): it comes from a clock that just
+ * went wrong or from someone else, and fed it would push the host's own
+ * samples behind it (and, re-anchoring each time, take every rate away).
+ * A host whose clock is ahead all along is fed as before; one whose clock
+ * jumps ahead is fed again once its on-time samples have stopped this long. */
+#define DETECT_ON_TIME_MS (60 * 1000)
+
+/* Whether the detectors take a sample at ts (ms) given their last fed
+ * sample at last (0: none) and the server's clock now_ms. */
+static bool feed_from_future(int64_t ts, int64_t last, int64_t now_ms)
+{
+	if (ts <= now_ms + DETECT_AHEAD_MS || last == 0)
+		return true;
+	return last > now_ms + DETECT_AHEAD_MS || now_ms - last > DETECT_ON_TIME_MS;
+}
 
 /* The overrides as last read, shared by the transactions that use them. */
 struct ovr_cached {
@@ -176,7 +198,8 @@ static int feed_host(struct detect_engine *eng, PGconn *conn, const struct sampl
 				 host, (long long)((last - now_ms) / 1000));
 			det_host_reanchor(h, ts);
 		}
-		int r = det_host_feed_tuned(h, fresh[i], ovr, emit_sql, &ec);
+		int r = feed_from_future(ts, det_host_last_ts(h), now_ms) ?
+			det_host_feed_tuned(h, fresh[i], ovr, emit_sql, &ec) : 0;
 		if (r < 0) {
 			if (!err[0])
 				snprintf(err, errlen, "could not run the detectors: out of memory");

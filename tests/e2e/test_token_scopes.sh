@@ -9,9 +9,11 @@
 #     tokens file): past N hosts the server has never seen, 429 with
 #     Retry-After; hosts already known keep posting; other tokens unlimited;
 #   - `token list` shows the scopes;
-#   - a sample 9 minutes ahead of the server's clock (accepted: within the
-#     10-minute skew) followed by a recorded thrash of the same host: the
-#     thrash alert still opens (the detectors re-anchor, CONTRACT.md §2).
+#   - a sample 9 minutes, or 110 s, ahead of the server's clock (accepted:
+#     within the 10-minute skew) followed by a recorded thrash of 100 s of
+#     the same host: the thrash alert still opens (the detectors re-anchor,
+#     CONTRACT.md §2); and with a sample 9 minutes ahead after each of the
+#     host's own, posted as its agent would, one request per sample.
 . "$(dirname "$0")/_lib.sh"
 e2e_init scopes
 tok() { "$SERVER" token "$@" --db "$E2E_DB" --schema "$E2E_ROOT/schema"; }
@@ -80,16 +82,33 @@ check_contains 'vmscope_ingest_refusals_total{reason="new_hosts_per_token"} 2' "
 # --- a sample from the future cannot blind the host's detection
 TRACE=$E2E_ROOT/tests/corpus/real-filethrash.jsonl.gz
 e2e_shift_trace "$TRACE" "$E2E_DIR/thrash.jsonl"
-jq -c '.host = "fut-01"' "$E2E_DIR/thrash.jsonl" >"$E2E_DIR/fut.jsonl"
-first=$(head -1 "$E2E_DIR/fut.jsonl")
-post_as "$E2E_TOKEN" "$(jq -c --argjson t $(($(e2e_now) + 540)) '.ts = $t' <<<"$first")"
-check_status 202 "a sample 9 minutes ahead is accepted (within the skew)"
-jq -sc . "$E2E_DIR/fut.jsonl" >"$E2E_DIR/fut-batch.json"
-req POST /api/v1/samples -H "Authorization: Bearer $E2E_TOKEN" -H 'Content-Type: application/json' \
-	--data-binary @"$E2E_DIR/fut-batch.json"
-check_status 202 "the recorded thrash of the same host, posted now"
-req GET "/api/v1/alerts?host=fut-01&kind=thrash"
-check_jq '.alerts | length >= 1' "the thrash alert opened behind the sample from the future"
+for ahead in 540 110; do
+	jq -c --arg h "fut-$ahead" '.host = $h' "$E2E_DIR/thrash.jsonl" >"$E2E_DIR/fut.jsonl"
+	first=$(head -1 "$E2E_DIR/fut.jsonl")
+	post_as "$E2E_TOKEN" "$(jq -c --argjson t $(($(e2e_now) + ahead)) '.ts = $t' <<<"$first")"
+	check_status 202 "a sample $ahead s ahead is accepted (within the skew)"
+	jq -sc . "$E2E_DIR/fut.jsonl" >"$E2E_DIR/fut-batch.json"
+	req POST /api/v1/samples -H "Authorization: Bearer $E2E_TOKEN" -H 'Content-Type: application/json' \
+		--data-binary @"$E2E_DIR/fut-batch.json"
+	check_status 202 "the recorded thrash (100 s) of the same host, posted now"
+	req GET "/api/v1/alerts?host=fut-$ahead&kind=thrash"
+	check_jq '.alerts | length >= 1' "the thrash alert opened behind the sample $ahead s ahead"
+done
+# interleaved: each of the host's samples, as its agent posts it, followed
+# by one 9 minutes ahead
+jq -c '.host = "ilv-01"' "$E2E_DIR/thrash.jsonl" >"$E2E_DIR/ilv.jsonl"
+codes=
+k=0
+while read -r line; do
+	k=$((k + 1))
+	post_as "$E2E_TOKEN" "$line"
+	codes+=" $STATUS"
+	post_as "$E2E_TOKEN" "$(jq -c --argjson t $(($(e2e_now) + 540 + k)) '.ts = $t' <<<"$line")"
+	codes+=" $STATUS"
+done <"$E2E_DIR/ilv.jsonl"
+check_eq "$(tr ' ' '\n' <<<"$codes" | grep -v '^$' | sort -u)" 202 "every interleaved sample accepted"
+req GET "/api/v1/alerts?host=ilv-01&kind=thrash"
+check_jq '.alerts | length >= 1' "the thrash alert opened with a sample from the future after each of the host's own"
 grep -q "re-anchored" "$E2E_LOG" && ok || bad "the server logs the re-anchoring"
 e2e_server_stop
 e2e_done
