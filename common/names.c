@@ -1,6 +1,8 @@
 /* names.c - identifier rules of the contract, shared by agent and server. */
 #include "names.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 bool name_host_valid(const char *s, size_t len)
@@ -97,6 +99,35 @@ bool name_text_valid(const char *s, size_t len)
 		i += n;
 	}
 	return true;
+}
+
+char *name_visible(const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t len = strlen(s);
+	char *out = malloc(len * 6 + 1), *w = out;	/* "\uXXXX" for 1..3 bytes at most */
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len;) {
+		unsigned cp;
+		size_t n = utf8_seq(u, i, len, &cp);
+
+		if (n == 0) {
+			w += sprintf(w, "\\x%02X", u[i]);
+			i++;
+			continue;
+		}
+		if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0) || is_bidi_control(cp))
+			w += sprintf(w, "\\u%04X", cp);
+		else {
+			memcpy(w, s + i, n);
+			w += n;
+		}
+		i += n;
+	}
+	*w = '\0';
+	return out;
 }
 
 bool name_cgroup_path_valid(const char *s, size_t len)

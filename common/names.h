@@ -44,4 +44,11 @@ bool name_printable_utf8(const char *s, size_t len);
  * keep what the kernel gave and are shown escaped instead. */
 bool name_text_valid(const char *s, size_t len);
 
+/* s with what would make it display as something else written out, for
+ * text people read outside the dashboard (notifications, logs): C0/C1
+ * controls, DEL and bidirectional controls as \uXXXX, bytes that are not
+ * UTF-8 as \xXX; the rest as it is. A new string the caller frees; NULL
+ * when out of memory. */
+char *name_visible(const char *s);
+
 #endif

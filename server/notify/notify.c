@@ -364,9 +364,11 @@ static bool start_event(struct notify *n, struct rstate *rs)
 			alert_from_row(r, i, 4, &a);
 			char *body = build_body(n, rs, &a, event);
 			bool fleet = alert_is_fleet(&a);
+			const char *what = fleet ? a.subject : a.cgroup;
+			char *vis = what ? name_visible(what) : NULL;	/* for the log */
 			snprintf(rs->what, sizeof(rs->what), "%s %s of %s%s%s (alert %" PRId64 ", event %" PRId64 ")",
-				 event, a.kind, fleet ? "the fleet" : a.host, fleet || a.cgroup ? " " : "",
-				 fleet ? (a.subject ? a.subject : "") : a.cgroup ? a.cgroup : "", a.id, ev);
+				 event, a.kind, fleet ? "the fleet" : a.host, vis ? " " : "", vis ? vis : "", a.id, ev);
+			free(vis);
 			if (a.evidence)
 				json_decref(a.evidence);
 			PQclear(r);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "names.h"
+
 /* A fleet alert's page: the dashboard link its evidence carries
  * (evidence.compare.page, a "#/..." hash of the kernel-regression watch),
  * else the alerts view of its kind. */
@@ -176,7 +178,8 @@ char *notify_slack_escape(const char *text)
 
 json_t *notify_slack_body(const struct alert_rec *a, const char *event, const char *public_url)
 {
-	char *text = notify_text(a, event);
+	char *raw = notify_text(a, event);
+	char *text = raw ? name_visible(raw) : NULL;	/* bidi controls in a cgroup path written out */
 	char *esc = text ? notify_slack_escape(text) : NULL;
 	char *gen = notify_generator_url(a, public_url);
 	char *line = NULL;
@@ -185,6 +188,7 @@ json_t *notify_slack_body(const struct alert_rec *a, const char *event, const ch
 	/* the link is ours (percent-encoded, no < > |): Slack's own link form */
 	if (esc && gen && asprintf(&line, "%s <%s|open in vmscope>", esc, gen) >= 0)
 		o = json_pack("{s:s}", "text", line);
+	free(raw);
 	free(text);
 	free(esc);
 	free(gen);

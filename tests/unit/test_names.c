@@ -1,5 +1,8 @@
 /* Unit tests for the contract's identifier rules (common/names.c). */
 #include "harness.h"
+
+#include <stdlib.h>
+
 #include "names.h"
 
 static int ok_host(const char *s) { return name_host_valid(s, strlen(s)); }
@@ -18,6 +21,10 @@ int main(void)
 	const char *rlo = "rack\xe2\x80\xae" "1a", *lri = "a\xe2\x81\xa6" "b", *alm = "a\xd8\x9c";
 	CHECK(name_text_valid("caf\xc3\xa9 \xe2\x86\x92 r1", strlen("caf\xc3\xa9 \xe2\x86\x92 r1")));
 	CHECK(!name_text_valid(rlo, strlen(rlo)));
+	/* written out for notifications and logs */
+	char *v = name_visible("/evil\xe2\x80\xae" "gnp.exe\x01 caf\xc3\xa9\xff\xe2\x81\xa6");
+	CHECK(v && strcmp(v, "/evil\\u202Egnp.exe\\u0001 caf\xc3\xa9\\xFF\\u2066") == 0);
+	free(v);
 	CHECK(!name_text_valid(lri, strlen(lri)));
 	CHECK(!name_text_valid(alm, strlen(alm)));
 	CHECK(!name_text_valid("a\x01", 2));

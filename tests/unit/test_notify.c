@@ -264,6 +264,10 @@ static void test_slack_payload(void)
 	o = notify_webhook_body(&a, "open", "http://vmscope:8080");
 	CHECK_CONTAINS(json_string_value(json_object_get(o, "text")), "cgroup /<!here>&x: ");
 	json_decref(o);
+	a.cgroup = "/x\xe2\x80\xae" "gnp.exe";	/* U+202E: the rest would read reversed */
+	o = notify_slack_body(&a, "open", "http://vmscope:8080");
+	CHECK_CONTAINS(json_string_value(json_object_get(o, "text")), "cgroup /x\\u202Egnp.exe: ");
+	json_decref(o);
 	json_decref(a.evidence);
 }
 
