@@ -42,24 +42,6 @@
  * samples are that far ahead too. */
 #define DETECT_AHEAD_MS (5 * 1000)
 
-/* A sample more than DETECT_AHEAD_MS ahead is stored but not fed while the
- * host's detectors run on time (their state within DETECT_AHEAD_MS of the
- * server's clock, fed within this long): it comes from a clock that just
- * went wrong or from someone else, and fed it would push the host's own
- * samples behind it (and, re-anchoring each time, take every rate away).
- * A host whose clock is ahead all along is fed as before; one whose clock
- * jumps ahead is fed again once its on-time samples have stopped this long. */
-#define DETECT_ON_TIME_MS (60 * 1000)
-
-/* Whether the detectors take a sample at ts (ms) given their last fed
- * sample at last (0: none) and the server's clock now_ms. */
-static bool feed_from_future(int64_t ts, int64_t last, int64_t now_ms)
-{
-	if (ts <= now_ms + DETECT_AHEAD_MS || last == 0)
-		return true;
-	return last > now_ms + DETECT_AHEAD_MS || now_ms - last > DETECT_ON_TIME_MS;
-}
-
 /* The overrides as last read, shared by the transactions that use them. */
 struct ovr_cached {
 	struct ovr_set set;
@@ -198,8 +180,7 @@ static int feed_host(struct detect_engine *eng, PGconn *conn, const struct sampl
 				 host, (long long)((last - now_ms) / 1000));
 			det_host_reanchor(h, ts);
 		}
-		int r = feed_from_future(ts, det_host_last_ts(h), now_ms) ?
-			det_host_feed_tuned(h, fresh[i], ovr, emit_sql, &ec) : 0;
+		int r = det_host_feed_tuned(h, fresh[i], ovr, emit_sql, &ec);
 		if (r < 0) {
 			if (!err[0])
 				snprintf(err, errlen, "could not run the detectors: out of memory");
