@@ -192,7 +192,7 @@ static void refresh(struct tokens *t)
 			return;
 		}
 	}
-	/* before the scope columns exist (091_token_scopes.sql not applied
+	/* before the scope columns exist (093_token_scopes.sql not applied
 	 * yet, a server upgrading) no token has a scope */
 	static const char *const sql[2] = {
 		"SELECT sha256, name, coalesce(hosts, ''), coalesce(new_hosts_per_hour, 0) "

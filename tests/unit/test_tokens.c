@@ -92,7 +92,7 @@ static void test_table(void)
 	/* a garbage hash in the table is ignored, not fatal */
 	CHECK(exec_ok(c, "INSERT INTO ingest_tokens (name, sha256) VALUES ('bad', 'XYZ')"));
 	CHECK_INT(tokens_check(t, "table-token-1", 13, 10 + TOKENS_CACHE_MS), TOKENS_DB_KEY0);
-	/* scopes (091_token_scopes.sql): the grant carries the row's name,
+	/* scopes (093_token_scopes.sql): the grant carries the row's name,
 	 * host patterns and new-host budget; a table without the columns
 	 * (above) gave unscoped grants */
 	struct token_grant g;

@@ -1,4 +1,4 @@
--- 091_token_scopes.sql - what a table token may do besides posting
+-- 093_token_scopes.sql - what a table token may do besides posting
 -- (server/auth/token_scope.h, `vmscope-server token add NAME --hosts P
 -- --new-hosts-per-hour N`): hosts, a comma list of shell-style patterns of
 -- the host names it may post for (NULL: any host); new_hosts_per_hour, how
