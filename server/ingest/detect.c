@@ -24,8 +24,20 @@
 #include "alert_store.h"
 #include "detect_engine.h"
 #include "liveness.h"
-#include "timeparse.h"
+#include "log.h"
 #include "overrides_store.h"
+#include "timeparse.h"
+
+/* A state more than this ahead of the server's clock was anchored by a
+ * sample from the future (a wrong clock, up to INGEST_MAX_SKEW_MS ahead,
+ * or a forged one): the first sample behind it that is not itself that far
+ * ahead re-anchors the host's detectors instead of waiting behind it
+ * (CONTRACT.md §2). NTP keeps honest agents' clocks within a second; any
+ * more room is time one forged sample hides a host's samples behind it
+ * (a thrash of 100 s behind a sample 110 s ahead raised no alert). A host
+ * whose clock is further ahead than this is never re-anchored: its own
+ * samples are that far ahead too. */
+#define DETECT_AHEAD_MS (5 * 1000)
 
 /* The overrides as last read, shared by the transactions that use them. */
 struct ovr_cached {
@@ -181,12 +193,21 @@ static void hk_release(void *ctx, void *state)
 	det_host_free(state);
 }
 
-/* Feeds samples to h; *first_fed gets the first one fed (0: none). */
+/* Feeds samples to h at now_ms (the server's clock); *first_fed gets the
+ * first one fed (0: none). A state ahead of the server's clock (a sample
+ * from the future) is re-anchored on the samples arriving now. */
 static int feed(struct detect_engine *eng, struct det_host *h, const struct sample *const *s, size_t n,
-		const struct ovr_set *ovr, det_emit_fn emit, struct emit_ctx *ec, int64_t *first_fed)
+		const struct ovr_set *ovr, det_emit_fn emit, struct emit_ctx *ec, int64_t now_ms, int64_t *first_fed)
 {
 	*first_fed = 0;
 	for (size_t i = 0; i < n; i++) {
+		int64_t last = det_host_last_ts(h), ts = s[i]->ts_ms;
+		if (ts <= last && last > now_ms + DETECT_AHEAD_MS && ts <= now_ms + DETECT_AHEAD_MS) {
+			log_warn("detectors of %s: their state was %lld s ahead of the server's clock "
+				 "(a sample from the future); re-anchored on the samples arriving now",
+				 s[i]->host, (long long)((last - now_ms) / 1000));
+			det_host_reanchor(h, ts);
+		}
 		int r = det_host_feed_tuned(h, s[i], ovr, emit, ec);
 		if (r < 0) {
 			if (!ec->err[0])
@@ -227,7 +248,8 @@ static int hk_feed(void *ctx, PGconn *conn, const struct store_hook_host *hosts,
 		if (!hosts[k].state)
 			continue;
 		ec.host_id = hosts[k].host_id;
-		if (feed(eng, hosts[k].state, hosts[k].fresh, hosts[k].n, &ovr->set, emit_sql, &ec, &first_fed) < 0)
+		if (feed(eng, hosts[k].state, hosts[k].fresh, hosts[k].n, &ovr->set, emit_sql, &ec, hosts[k].seen_ms,
+			 &first_fed) < 0)
 			goto out;
 		/* back after host_silent: resolved at this arrival */
 		if (hosts[k].silent)
@@ -255,7 +277,8 @@ static int hk_replay(void *ctx, PGconn *conn, void *state, int32_t host_id, cons
 	struct ovr_cached *ovr = ovr_get(eng, conn, -2, err, errlen);
 	if (!ovr)
 		return -1;
-	int rc = feed(eng, state, &s, 1, &ovr->set, emit_replay, &ec, &first_fed);
+	/* its arrival was before now: a state ahead of now was ahead then */
+	int rc = feed(eng, state, &s, 1, &ovr->set, emit_replay, &ec, time_now_ms(), &first_fed);
 	ovr_put(eng, ovr);
 	atomic_fetch_add(&eng->replayed, 1);
 	return rc;

@@ -18,7 +18,7 @@
 #include "detect_engine.h"
 #include "store.h"
 
-/* The columns of the unique index of open alerts (schema/094_host_keys.sql),
+/* The columns of the unique index of open alerts (schema/095_host_keys.sql),
  * for ON CONFLICT: one open alert per (host, cgroup, kind, subject). The
  * fleet's alerts (host '', a subject) have the reserved host id 0. */
 #define ALERT_OPEN_KEY "(host_id, (coalesce(cgroup, '')), kind, (coalesce(subject, '')))"

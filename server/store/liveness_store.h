@@ -1,6 +1,6 @@
 /* liveness_store.h - the SQL of host_silent and clock_skew: the per-host
  * arrival, clock window and refusal columns of hosts (090_liveness.sql,
- * 093_host_ownership.sql; ingest writes the first two with the host's
+ * 094_host_ownership.sql; ingest writes the first two with the host's
  * row, store_put.c) and the two alert kinds that need no sample. The
  * rules are in server/ingest/liveness.c.
  *

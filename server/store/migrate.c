@@ -180,7 +180,7 @@ static int citus_worker(PGconn *c, char *err, size_t errlen)
 	return rc;
 }
 
-/* Places the tables on Citus when the function exists (095_citus.sql). */
+/* Places the tables on Citus when the function exists (096_citus.sql). */
 static int distribute(PGconn *c, char *err, size_t errlen)
 {
 	PGresult *r = PQexec(c, "SELECT to_regproc('vmscope_distribute') IS NOT NULL");

@@ -10,7 +10,7 @@
  * On a distributed PostgreSQL (the citus extension created in the
  * database) the migrations run on the coordinator only: pointed at a
  * worker node they refuse, saying so. After the files, still under the
- * lock, vmscope_distribute() (095_citus.sql) places the tables not yet
+ * lock, vmscope_distribute() (096_citus.sql) places the tables not yet
  * placed (a no-op without Citus).
  */
 #ifndef VMSCOPE_MIGRATE_H

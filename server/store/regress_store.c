@@ -289,22 +289,31 @@ int regress_store_report(PGconn *c, const json_t *report, char *err, size_t errl
 		snprintf(err, errlen, "could not record the regression run: out of memory");
 		return STORE_EINTERNAL;
 	}
-	const char *v[1] = { txt };
-	int rc = store_q(c, "INSERT INTO regression_watch (id, last_run_at, last_report) VALUES (1, now(), $1::jsonb) "
-			    "ON CONFLICT (id) DO UPDATE SET last_run_at = now(), last_report = excluded.last_report",
-			 1, v, 0, NULL, "record the regression run", err, errlen);
+	char now[24];
+	snprintf(now, sizeof(now), "%" PRId64, time_now_ms());
+	const char *v[2] = { txt, now };
+	/* the time as a parameter: a distributed PostgreSQL (the row is a
+	 * reference table on Citus) refuses now() in DO UPDATE SET */
+	int rc = store_q(c, "INSERT INTO regression_watch (id, last_run_at, last_report) VALUES (1, "
+			    TS_FROM_MS("$2") ", $1::jsonb) "
+			    "ON CONFLICT (id) DO UPDATE SET last_run_at = excluded.last_run_at, "
+			    "last_report = excluded.last_report",
+			 2, v, 0, NULL, "record the regression run", err, errlen);
 	free(txt);
 	return rc;
 }
 
 int regress_store_pin(PGconn *c, const char *release, const char *by, char *err, size_t errlen)
 {
-	const char *v[2] = { release, by ? by : "" };
+	char now[24];
+	snprintf(now, sizeof(now), "%" PRId64, time_now_ms());
+	const char *v[3] = { release, by ? by : "", now };
 
 	return store_q(c, "INSERT INTO regression_watch (id, baseline, pinned_at, pinned_by) VALUES (1, $1, "
-			  "CASE WHEN $1::text IS NULL THEN NULL ELSE now() END, $2) ON CONFLICT (id) DO UPDATE SET "
-			  "baseline = excluded.baseline, pinned_at = excluded.pinned_at, pinned_by = excluded.pinned_by",
-		       2, v, 0, NULL, "pin the baseline release", err, errlen);
+			  "CASE WHEN $1::text IS NULL THEN NULL ELSE " TS_FROM_MS("$3") " END, $2) "
+			  "ON CONFLICT (id) DO UPDATE SET baseline = excluded.baseline, pinned_at = excluded.pinned_at, "
+			  "pinned_by = excluded.pinned_by",
+		       3, v, 0, NULL, "pin the baseline release", err, errlen);
 }
 
 int regress_store_read(PGconn *c, json_t **pin, json_t **report, char *err, size_t errlen)

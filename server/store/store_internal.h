@@ -77,7 +77,7 @@ void cgcache_set(struct cgcache *cc, int32_t host_id, int version, const char *p
 
 /* A host this server owns (store_own.c): what ingest needs of it between
  * transactions, kept in memory under the host's lease (hosts.lease,
- * schema/093_host_ownership.sql). Only the thread that checked the entry
+ * schema/094_host_ownership.sql). Only the thread that checked the entry
  * out reads or writes its fields (besides name and the table's links).
  * Invariant while valid: the database holds every sample up to max_ts,
  * detector_state.last_ts_ms is ckpt_ts, rollup_5m holds the host's

@@ -156,7 +156,7 @@ int64_t store_get_i64(const PGresult *r, int row, int col)
 int32_t store_get_i32(const PGresult *r, int row, int col)
 {
 	uint32_t v;
-	/* an id column widened to bigint (094_host_keys.sql) whose values fit */
+	/* an id column widened to bigint (095_host_keys.sql) whose values fit */
 	if (PQgetlength(r, row, col) == 8)
 		return (int32_t)store_get_i64(r, row, col);
 	memcpy(&v, PQgetvalue(r, row, col), 4);

@@ -1,14 +1,16 @@
 // harness.mjs - what the browser tests run by the shell tests share:
 // headless Chromium (CHROMIUM, default /usr/bin/chromium) with every
 // request outside 127.0.0.1 blocked and counted, the page's console errors
-// collected, check() counting and printing each check (TIMES=1 adds the
+// collected (consoleIgnore: a regex of errors a test expects), every
+// Content-Security-Policy violation counted (the pages run under the
+// server's policy: an inline script or a foreign source fails), check() counting and printing each check (TIMES=1 adds the
 // seconds since the start), until() waiting for a condition in the page,
 // and run(), which ends every test the same way: the checks that nothing
 // left 127.0.0.1 and nothing logged an error, then "N passed, N failed"
 // (what tests/e2e/_lib.sh e2e_run_browser adds up) and the exit code.
 import { chromium } from "playwright-core";
 
-export async function session({ viewport = { width: 1600, height: 1000 } } = {}) {
+export async function session({ viewport = { width: 1600, height: 1000 }, consoleIgnore = null } = {}) {
   const t0 = Date.now();
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
@@ -22,9 +24,17 @@ export async function session({ viewport = { width: 1600, height: 1000 } } = {})
     blocked.push(u.href);
     return route.abort();
   });
+  const cspViolations = [];
+  await context.exposeFunction("vmscopeTestCsp", (v) => cspViolations.push(v));
+  await context.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation",
+      (e) => window.vmscopeTestCsp(e.violatedDirective + " " + e.blockedURI));
+  });
   const page = await context.newPage();
   const errors = [];
-  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  page.on("console", (m) => {
+    if (m.type() === "error" && !(consoleIgnore && consoleIgnore.test(m.text()))) errors.push(m.text());
+  });
   page.on("pageerror", (e) => errors.push(String(e)));
 
   let passed = 0, failed = 0;
@@ -44,10 +54,11 @@ export async function session({ viewport = { width: 1600, height: 1000 } } = {})
       check("the test ran to its end", false, e.stack || String(e));
     }
     check("no request left 127.0.0.1", blocked.length === 0, blocked.join(" "));
+    check("no Content-Security-Policy violation", cspViolations.length === 0, cspViolations.join(" | "));
     check("no console error", errors.length === 0, errors.join(" | ").slice(0, 500));
     await browser.close();
     console.log(`${passed} passed, ${failed} failed`);
     process.exit(failed ? 1 : 0);
   }
-  return { browser, context, page, errors, blocked, check, until, run };
+  return { browser, context, page, errors, blocked, cspViolations, check, until, run };
 }

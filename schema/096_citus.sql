@@ -1,4 +1,4 @@
--- 095_citus.sql - the schema split by host on a distributed PostgreSQL
+-- 096_citus.sql - the schema split by host on a distributed PostgreSQL
 -- (Citus, docs/scaling.md §3). vmscope_distribute() does nothing where the
 -- citus extension is not created. Where it is (the operator created it in
 -- the database and added the workers), it makes every per-host table a

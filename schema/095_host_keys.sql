@@ -1,4 +1,4 @@
--- 094_host_keys.sql - one host key for every per-host table, and no
+-- 095_host_keys.sql - one host key for every per-host table, and no
 -- triggers: the schema a distributed PostgreSQL (Citus) can split by host
 -- (docs/scaling.md §3), the same on one PostgreSQL. Every table about a
 -- host carries host_id (integer, hosts.id) and has it in its primary key;

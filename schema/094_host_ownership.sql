@@ -1,4 +1,4 @@
--- 093_host_ownership.sql - a host's working state lives in the memory of the
+-- 094_host_ownership.sql - a host's working state lives in the memory of the
 -- server that owns it; the database keeps a checkpoint of it and the raw
 -- samples from which the rest is rebuilt (docs/design.md "Ingest").
 --
