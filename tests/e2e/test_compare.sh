@@ -53,6 +53,8 @@ PY
 mv_switch=$(cat "$E2E_DIR/mv-switch")
 post_file "$E2E_DIR/mv-0.json"
 post_file "$E2E_DIR/mv-1.json"
+# the figures come from the 5-minute rollups, written with each host's checkpoint
+check "the rollups are checkpointed" e2e_wait_checkpoints
 
 # the detectors saw the storm on every writeback host and nothing elsewhere
 req GET "/api/v1/alerts?kind=writeback_storm&limit=1000"
