@@ -23,6 +23,8 @@
 #   PERF=1 bench/ingest_cpu.sh     also `perf record -g` the server over the measured
 #                                  run (bench/out/ingest_cpu.perf.data), and the load
 #                                  generator (bench/out/ingest_cpu.loadgen.perf.data)
+#   PERF_PG=1 bench/ingest_cpu.sh  also `perf record -g` PostgreSQL's processes over the
+#                                  measured run (bench/out/ingest_cpu.pg.perf.data)
 # Prints one JSON line; the load average before and after goes with it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,8 +35,10 @@ HOSTS=${BENCH_HOSTS:-2000}
 PG_PORT=$(scripts/freeport.sh)
 server_pid=
 perf_pid=
+pgperf_pid=
 cleanup() {
 	[ -n "$perf_pid" ] && kill -INT "$perf_pid" 2>/dev/null && wait "$perf_pid" 2>/dev/null
+	[ -n "$pgperf_pid" ] && kill -INT "$pgperf_pid" 2>/dev/null && wait "$pgperf_pid" 2>/dev/null
 	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
 	scripts/pg.sh stop "$OUT/pg-cpu"
 }
@@ -46,6 +50,8 @@ if [ "${BENCH_PGSS:-0}" = 1 ]; then
 	psql "$BASE" -qtAc "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'" >/dev/null
 	scripts/pg.sh stop "$OUT/pg-cpu"
 	BASE=$(scripts/pg.sh start "$OUT/pg-cpu" "$PG_PORT")
+	# plans and planning time per statement too
+	psql "$BASE" -qtAc "ALTER SYSTEM SET pg_stat_statements.track_planning = on" -c "SELECT pg_reload_conf()" >/dev/null
 fi
 # what PostgreSQL did in the background, with times, for the per-second
 # latency timeline (bench/out/ingest_cpu.timeline.txt; PostgreSQL's log: pg-cpu/postgres.log)
@@ -93,6 +99,11 @@ if [ "${PERF:-0}" = 1 ]; then
 	perf record ${PERF_OPTS:--g} -o "$OUT/ingest_cpu.perf.data" -p "$server_pid" >/dev/null 2>&1 &
 	perf_pid=$!
 	LG_WRAP="perf record -g -o $OUT/ingest_cpu.loadgen.perf.data --"
+fi
+if [ "${PERF_PG:-0}" = 1 ]; then
+	perf record ${PERF_OPTS:--g} -o "$OUT/ingest_cpu.pg.perf.data" -p "$(pg_pids | tr -s ' ' '\n' | grep . | paste -sd,)" \
+		>/dev/null 2>&1 &
+	pgperf_pid=$!
 fi
 if [ "${BENCH_PGSS:-0}" = 1 ]; then
 	psql "$BASE" -qtAc "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()" >/dev/null
@@ -157,12 +168,13 @@ for t, dv in sorted(rows, key=lambda r: -(r[1]["ins"] + r[1]["upd"])):
     print(f"{t:44} {dv['ins']:8} {dv['upd']:8} {dv['hot']:8} {dv['del']:8}  {dv['ins'] / n:.2f} {dv['upd'] / n:.2f}")
 PY
 	psql "$BASE" -qAc "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms, \
-		round(mean_exec_time::numeric, 3) AS mean_ms, round(mean_plan_time::numeric, 3) AS plan_ms, \
+		round(mean_exec_time::numeric, 3) AS mean_ms, plans, round(mean_plan_time::numeric, 3) AS plan_ms, \
 		wal_bytes, wal_fpi, left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query \
 		FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25" >>"$OUT/ingest_cpu.pgstats.txt"
 fi
 l1=$(uptime | sed 's/.*load average: //')
 if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; perf_pid=; fi
+if [ -n "$pgperf_pid" ]; then kill -INT "$pgperf_pid"; wait "$pgperf_pid" 2>/dev/null || true; pgperf_pid=; fi
 python3 - "$OUT/ingest_cpu.json" "$s0" "$s1" "$p0" "$p1" "$TCK" "$l0" "$l1" "$x0" "$x1" "$c0" "$c1" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); s0, s1, p0, p1, tck = map(float, sys.argv[2:7])

@@ -1,7 +1,8 @@
-/* pgbin.c - binary bytea[] parameters (see pgbin.h). */
+/* pgbin.c - binary array parameters (see pgbin.h). */
 #include "pgbin.h"
 
 #include <arpa/inet.h>
+#include <endian.h>
 #include <string.h>
 
 /* Header of a one-dimensional array: ndim, has-nulls flag, element type,
@@ -53,4 +54,47 @@ int pgbin_bytea_end(struct cbuf *b)
 	if (b->len == 12)
 		put_at(b, H_NDIM, 0);
 	return 0;
+}
+
+int pgbin_grid_begin(struct cbuf *b, enum pgbin_elem type, size_t rows, size_t cols)
+{
+	if (!rows || !cols || rows > INT32_MAX / cols)
+		return -1;
+	/* ndim, no NULLs, element type, then (size, lower bound) per dimension */
+	uint32_t h[7] = { htonl(2), 0, htonl((uint32_t)type), htonl((uint32_t)rows), htonl(1),
+			  htonl((uint32_t)cols), htonl(1) };
+	size_t elem = type == PGBIN_INT2 ? 2 : type == PGBIN_FLOAT4 ? 4 : 8;
+	if (sizeof(h) + rows * cols * (4 + elem) > PARAM_MAX)
+		return -1;
+	b->len = 0;
+	return cbuf_put(b, h, sizeof(h));
+}
+
+/* One element: its length, then its bytes in network order. */
+static int grid_put(struct cbuf *b, const void *be, uint32_t n)
+{
+	uint32_t len = htonl(n);
+	return cbuf_put(b, &len, 4) < 0 || cbuf_put(b, be, n) < 0 ? -1 : 0;
+}
+
+int pgbin_grid_i16(struct cbuf *b, int16_t v)
+{
+	uint16_t x = htons((uint16_t)v);
+	return grid_put(b, &x, 2);
+}
+
+int pgbin_grid_f32(struct cbuf *b, float v)
+{
+	uint32_t x;
+	memcpy(&x, &v, 4);
+	x = htonl(x);
+	return grid_put(b, &x, 4);
+}
+
+int pgbin_grid_f64(struct cbuf *b, double v)
+{
+	uint64_t x;
+	memcpy(&x, &v, 8);
+	x = htobe64(x);
+	return grid_put(b, &x, 8);
 }

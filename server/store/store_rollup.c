@@ -6,6 +6,7 @@
 #include "dict.h"
 #include "metric_kind.h"
 #include "pgarr.h"
+#include "pgbin.h"
 #include "store_internal.h"
 
 #include <inttypes.h>
@@ -202,16 +203,17 @@ int rollup_cells_add(struct rollup_cells *cs, const struct rollup_ctx *a, int32_
 	return 0;
 }
 
-/* One element; none (no value in the bucket) as NaN, which the statement
- * turns into NULL: an array without NULLs is subscripted in constant time,
- * one with NULLs by counting the bitmap up to the element. Rates and gauges
- * are never NaN themselves. */
-static int put_dbl(struct cbuf *b, bool first, bool none, double v)
+/* A minimum or maximum as real: none (no value in the bucket) as NaN,
+ * which the statement turns into NULL (an array without NULLs is
+ * subscripted in constant time, one with NULLs by counting the bitmap up to
+ * the element; rates and gauges are never NaN themselves). -1 when the
+ * value is out of real's range, as PostgreSQL's own conversion refuses it. */
+static int put_real(struct cbuf *b, bool none, double v)
 {
-	char num[40];
-	int n = none ? snprintf(num, sizeof(num), "%sNaN", first ? "" : ",")
-		     : snprintf(num, sizeof(num), "%s%.17g", first ? "" : ",", v);
-	return cbuf_put(b, num, (size_t)n);
+	float f = none ? NAN : (float)v;
+	if (!none && isinf(f) && !isinf(v))
+		return -1;
+	return pgbin_grid_f32(b, f);
 }
 
 /* The merge statement, built once. The cells travel as 8 parameters: 4
@@ -305,44 +307,56 @@ int rollup_cells_write(const struct rollup_cell *cells, size_t ncells, PGconn *c
 	return write_cells(cells, ncells, c, STORE_PREP_ROLLUP, write_sql, err, errlen);
 }
 
-/* cells[0..ncells) as the 8 parameters of sql, sent without waiting. */
+/* cells[0..ncells) as the 8 parameters of sql, sent without waiting: the
+ * 1-D arrays as text, the counts, sums, minima and maxima as binary 2-D
+ * arrays (pgbin.h; printing 99 doubles a cell with %.17g and PostgreSQL
+ * parsing them back were most of a checkpoint's cost). */
 static int write_cells(const struct rollup_cell *cells, size_t ncells, PGconn *c, enum store_prep_id id,
 		       const char *sql, char *err, size_t errlen)
 {
-	enum { NCOL = 8 };
+	enum { NCOL = 8, NTEXT = 4 };
+	static const enum pgbin_elem grid_type[NCOL - NTEXT] = { PGBIN_INT2, PGBIN_FLOAT8, PGBIN_FLOAT4,
+								 PGBIN_FLOAT4 };
 	struct cbuf b[NCOL];
 	const char *prm[NCOL];
-	int bad = 0, rc;
+	int lens[NCOL] = { 0 }, fmts[NCOL] = { 0 };
+	int bad = 0, range = 0, rc;
 
 	for (int k = 0; k < NCOL; k++) {
 		cbuf_init(&b[k]);
-		bad |= arr_begin(&b[k]);
+		bad |= k < NTEXT ? arr_begin(&b[k]) : pgbin_grid_begin(&b[k], grid_type[k - NTEXT], ncells, ROLLUP_NSLOT);
 	}
-	for (size_t j = 0; j < ncells && !bad; j++) {
+	for (size_t j = 0; j < ncells && !bad && !range; j++) {
 		const struct rollup_cell *x = &cells[j];
 		bad |= arr_num(&b[0], x->host_id) | arr_num(&b[1], 0) | arr_num(&b[2], x->bucket_ms) |
 		       arr_num(&b[3], x->n);
-		for (int k = 4; k < NCOL; k++)
-			bad |= cbuf_put(&b[k], j ? ",{" : "{", j ? 2 : 1);
-		for (int i = 0; i < ROLLUP_NSLOT; i++) {
+		for (int i = 0; i < ROLLUP_NSLOT && !bad && !range; i++) {
 			bool none = x->cnt[i] == 0;
-			char num[16];
-			int nn = snprintf(num, sizeof(num), "%s%d", i ? "," : "", x->cnt[i]);
-			bad |= cbuf_put(&b[4], num, (size_t)nn) | put_dbl(&b[5], i == 0, false, x->sum[i]) |
-			       put_dbl(&b[6], i == 0, none, x->lo[i]) | put_dbl(&b[7], i == 0, none, x->hi[i]);
+			if (x->cnt[i] > INT16_MAX) {
+				range = 1;
+				break;
+			}
+			bad |= pgbin_grid_i16(&b[4], (int16_t)x->cnt[i]) | pgbin_grid_f64(&b[5], x->sum[i]);
+			int lo = put_real(&b[6], none, x->lo[i]), hi = put_real(&b[7], none, x->hi[i]);
+			range |= (lo < 0 || hi < 0) && !bad;
 		}
-		for (int k = 4; k < NCOL; k++)
-			bad |= cbuf_put(&b[k], "}", 1);
 	}
 	for (int k = 0; k < NCOL; k++) {
-		bad |= arr_end(&b[k]);
+		if (k < NTEXT)
+			bad |= arr_end(&b[k]);
+		else
+			fmts[k] = 1;
 		prm[k] = (const char *)b[k].p;
+		lens[k] = (int)b[k].len;
 	}
-	if (bad) {
+	if (range) {
+		snprintf(err, errlen, "could not store rollups: a value is out of range");
+		rc = STORE_EINTERNAL;
+	} else if (bad) {
 		snprintf(err, errlen, "out of memory");
 		rc = STORE_EINTERNAL;
 	} else {
-		rc = store_q_prep_send(c, id, sql, NCOL, prm, NULL, NULL, 0, "store rollups", err, errlen);
+		rc = store_q_prep_send(c, id, sql, NCOL, prm, lens, fmts, 0, "store rollups", err, errlen);
 	}
 	for (int k = 0; k < NCOL; k++)
 		cbuf_release(&b[k]);
