@@ -17,6 +17,7 @@
 #define VMSCOPE_STORE_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "codec.h"
 #include "db_pool.h"
@@ -171,6 +172,7 @@ struct store {
 	int rollup_retention_days;	/* rollup_5m months kept (store_rollup.c) */
 	pthread_mutex_t mu;		/* guards the caches below */
 	int32_t *metric_db;		/* dict id -> metric_names.id, 0 unknown */
+	_Atomic uint32_t metric_upto;	/* every dict id in 1..metric_upto-1 has one */
 	int64_t *days;			/* day numbers with a partition, sorted */
 	size_t ndays, capdays;
 	struct cgcache *cgs;

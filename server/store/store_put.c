@@ -463,6 +463,28 @@ static int collect_missing(struct put *p, const struct sset *m, uint32_t **miss,
 	return 0;
 }
 
+/* True when m has a dict id at or above upto: one that may lack a
+ * database id. A pass over the ids alone, without the lock. */
+static bool sset_reaches(const struct sset *m, uint32_t upto)
+{
+	uint32_t max = 0;
+	for (size_t i = 0; i < m->n; i++)
+		max = m->f[i].id > max ? m->f[i].id : max;
+	return max >= upto;
+}
+
+/* Moves st->metric_upto past the dict ids that have database ids now
+ * (st->mu held). */
+static void advance_upto(struct store *st)
+{
+	uint32_t u = atomic_load(&st->metric_upto), top = dict_count();
+	if (u == 0)
+		u = 1;
+	while (u <= top && st->metric_db[u])
+		u++;
+	atomic_store(&st->metric_upto, u);
+}
+
 /* Gives every metric name of the batch a database id. Runs before the
  * ingest transaction, in its own short autocommitted statements: names are
  * a dictionary, not data, and committing them at once lets the ids be
@@ -479,15 +501,31 @@ static int resolve_metrics(struct put *p)
 	PGresult *r = NULL;
 
 	cbuf_init(&names);
+	/* usually every name is known: the ids alone say so (every id below
+	 * metric_upto has a database id), without the lock or a look-up each */
+	uint32_t upto = atomic_load(&p->st->metric_upto);
+	bool reach = false;
+	for (size_t i = 0; i < p->n && !reach; i++) {
+		const struct sample *s = p->items[i].s;
+		if (p->items[i].dup_batch)
+			continue;
+		reach = sset_reaches(&s->m, upto);
+		for (size_t k = 0; k < s->ncg && !reach; k++)
+			reach = sset_reaches(&s->cg[k].m, upto);
+	}
+	if (!reach)
+		goto out;
 	pthread_mutex_lock(&p->st->mu);
+	advance_upto(p->st);
+	upto = atomic_load(&p->st->metric_upto);
 	for (size_t i = 0; i < p->n && rc == STORE_OK; i++) {
 		const struct sample *s = p->items[i].s;
 		if (p->items[i].dup_batch)
 			continue;
-		if (collect_missing(p, &s->m, &miss, &n, &cap) < 0)
+		if (sset_reaches(&s->m, upto) && collect_missing(p, &s->m, &miss, &n, &cap) < 0)
 			rc = STORE_EINTERNAL;
 		for (size_t k = 0; k < s->ncg && rc == STORE_OK; k++)
-			if (collect_missing(p, &s->cg[k].m, &miss, &n, &cap) < 0)
+			if (sset_reaches(&s->cg[k].m, upto) && collect_missing(p, &s->cg[k].m, &miss, &n, &cap) < 0)
 				rc = STORE_EINTERNAL;
 	}
 	pthread_mutex_unlock(&p->st->mu);
@@ -533,6 +571,7 @@ static int resolve_metrics(struct put *p)
 		p->st->metric_db[key] = (int32_t)strtol(PQgetvalue(r, i, 0), NULL, 10);
 		found++;
 	}
+	advance_upto(p->st);
 	pthread_mutex_unlock(&p->st->mu);
 	PQclear(r);
 	if (found < n) {
