@@ -112,9 +112,11 @@ struct own {
 	struct owncg *cgs;	/* the cgroups of the newest sample, in its order */
 	size_t ncgs;
 	/* the descriptive fields of the newest sample as host_meta has them
-	 * (labels as compact JSON with sorted keys); meta_known false: none yet */
+	 * (labels as compact JSON with sorted keys, and parsed, to compare a
+	 * sample's with); meta_known false: none yet */
 	bool meta_known;
 	char *kernel, *agent_version, *labels;
+	json_t *labels_j;
 };
 
 struct owntab;

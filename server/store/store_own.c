@@ -64,7 +64,9 @@ void own_clear_meta(struct own *e)
 	free(e->kernel);
 	free(e->agent_version);
 	free(e->labels);
+	json_decref(e->labels_j);
 	e->kernel = e->agent_version = e->labels = NULL;
+	e->labels_j = NULL;
 	e->meta_known = false;
 }
 

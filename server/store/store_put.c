@@ -308,7 +308,7 @@ static const char host_sql[] =
 	"boot_id = CASE WHEN $6::bool THEN $7::text ELSE boot_id END, "
 	"kernel = CASE WHEN $6::bool THEN $8::text ELSE kernel END, "
 	"agent_version = CASE WHEN $6::bool THEN $9::text ELSE agent_version END, "
-	"labels = CASE WHEN $6::bool THEN $10::jsonb ELSE labels END, "
+	"labels = coalesce($10::jsonb, labels), "
 	"ncgroups = CASE WHEN $6::bool THEN $11::int ELSE ncgroups END, "
 	"seen_ms = $12::bigint, lag_win_ms = $13::bigint, lag_min_ms = $14::bigint, lag_prev_ms = $15::bigint, "
 	"lag_last_ms = $16::bigint, clock_bad_ms = $17::bigint "
@@ -323,6 +323,16 @@ static const char heard_sql[] =
 static bool str_differs(const char *a, const char *b)
 {
 	return (a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0);
+}
+
+/* Whether a sample's labels (NULL: none) are the ones the entry recorded:
+ * compared as JSON, so that the usual sample (the same labels) costs no
+ * serialisation. */
+static bool labels_same(const struct own *e, const json_t *labels)
+{
+	if (!e->meta_known || !e->labels_j)
+		return false;
+	return labels ? json_equal(e->labels_j, (json_t *)labels) : json_object_size(e->labels_j) == 0;
 }
 
 static const char meta_sql[] =
@@ -365,11 +375,15 @@ static int send_host(struct put *p, struct hreq *h, const char *lease)
 	/* newer: the newest fresh sample is the host's newest overall, so its
 	 * descriptive fields win */
 	bool newer = h->e->max_ts == INT64_MIN || s->ts_ms > h->e->max_ts;
+	const struct own *e = h->e;
+	h->meta = newer && (!e->meta_known || str_differs(e->kernel, s->kernel) ||
+			    str_differs(e->agent_version, s->agent_version) || !labels_same(e, s->labels));
+	/* the labels as text only when they are recorded (rare): the row
+	 * keeps its labels otherwise ($10 NULL) */
 	free(h->labels);
-	h->labels = s->labels ? json_dumps(s->labels, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	if (s->labels && !h->labels)
+	h->labels = NULL;
+	if (h->meta && !(h->labels = s->labels ? json_dumps(s->labels, JSON_COMPACT | JSON_SORT_KEYS) : strdup("{}")))
 		return oom(p);
-	const char *labels = h->labels;
 	snprintf(id, sizeof(id), "%d", h->id);
 	snprintf(first, sizeof(first), "%lld", (long long)h->oldest->ts_ms);
 	snprintf(last, sizeof(last), "%lld", (long long)s->ts_ms);
@@ -386,17 +400,13 @@ static int send_host(struct put *p, struct hreq *h, const char *lease)
 	snprintf(ll, sizeof(ll), "%lld", (long long)h->lag.last_ms);
 	snprintf(lb, sizeof(lb), "%lld", (long long)h->lag.bad_ms);
 	const char *prm[17] = { lease, id, first, last, n, newer ? "t" : "f", s->boot_id, s->kernel,
-				s->agent_version, labels ? labels : "{}", ncg, seen, lw,
+				s->agent_version, h->labels, ncg, seen, lw,
 				h->lag.min_ms == LAG_NONE ? NULL : lm, h->lag.prev_ms == LAG_NONE ? NULL : lp,
 				h->lag.last_ms == LAG_NONE ? NULL : ll, lb };
 	int rc = store_q_prep_keep(p->c, STORE_PREP_HOST, host_sql, 17, prm, NULL, NULL, 0, &h->upd,
 				   "update the host", p->err, p->errlen);
-	const struct own *e = h->e;
-	h->meta = newer && (!e->meta_known || str_differs(e->kernel, s->kernel) ||
-			    str_differs(e->agent_version, s->agent_version) ||
-			    str_differs(e->labels, labels ? labels : "{}"));
 	if (rc == STORE_OK && h->meta) {
-		const char *mp[5] = { id, last, s->kernel, s->agent_version, labels ? labels : "{}" };
+		const char *mp[5] = { id, last, s->kernel, s->agent_version, h->labels };
 		rc = store_q_prep_keep(p->c, STORE_PREP_META, meta_sql, 5, mp, NULL, NULL, 0, NULL,
 				       "record the host's fields", p->err, p->errlen);
 	}
@@ -1238,9 +1248,10 @@ static void publish(struct put *p)
 			const struct sample *s = h->newest;
 			e->kernel = s->kernel ? strdup(s->kernel) : NULL;
 			e->agent_version = s->agent_version ? strdup(s->agent_version) : NULL;
-			e->labels = strdup(h->labels ? h->labels : "{}");
+			e->labels = strdup(h->labels);
+			e->labels_j = s->labels ? json_deep_copy(s->labels) : json_object();
 			/* out of memory: unknown, so the next sample records them again */
-			e->meta_known = e->labels && (e->kernel || !s->kernel) &&
+			e->meta_known = e->labels && e->labels_j && (e->kernel || !s->kernel) &&
 					(e->agent_version || !s->agent_version);
 		}
 	}

@@ -131,7 +131,7 @@ static int take_meta(struct own *e, const PGresult *r)
 {
 	json_t *l = json_loads(PQgetvalue(r, 0, 5), 0, NULL);
 	e->labels = l ? json_dumps(l, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	json_decref(l);
+	e->labels_j = l;	/* owned by the entry now */
 	e->kernel = PQgetisnull(r, 0, 3) ? NULL : strdup(PQgetvalue(r, 0, 3));
 	e->agent_version = PQgetisnull(r, 0, 4) ? NULL : strdup(PQgetvalue(r, 0, 4));
 	if (!e->labels || (!e->kernel && !PQgetisnull(r, 0, 3)) || (!e->agent_version && !PQgetisnull(r, 0, 4))) {

@@ -488,6 +488,53 @@ static void test_answers(struct store *st)
 	json_decref(o);
 }
 
+/* The labels of host's row as GET /api/v1/hosts lists them (compact JSON
+ * with sorted keys), into buf. */
+static void host_labels(struct store *st, const char *host, char *buf, size_t len)
+{
+	json_t *o;
+	char err[256];
+
+	snprintf(buf, len, "(none)");
+	if (store_hosts(st, &o, err, sizeof(err)) != STORE_OK)
+		return;
+	json_t *hosts = json_object_get(o, "hosts");
+	for (size_t i = 0; i < json_array_size(hosts); i++) {
+		json_t *h = json_array_get(hosts, i);
+		if (strcmp(json_string_value(json_object_get(h, "host")), host) != 0)
+			continue;
+		char *t = json_dumps(json_object_get(h, "labels"), JSON_COMPACT | JSON_SORT_KEYS);
+		snprintf(buf, len, "%s", t ? t : "(none)");
+		free(t);
+	}
+	json_decref(o);
+}
+
+/* Labels that change alone (same kernel and agent), one transaction per
+ * sample: the host's row follows each change, keeps them while they stay,
+ * and a sample without labels clears them. */
+static void test_labels_alone(struct store *st)
+{
+	static const char *const lab[] = { "{\"role\":\"web\"}", "{\"role\":\"db\",\"zone\":\"a\"}",
+					    "{\"zone\":\"a\",\"role\":\"db\"}", NULL, "{\"role\":\"web\"}" };
+	static const char *const want[] = { "{\"role\":\"web\"}", "{\"role\":\"db\",\"zone\":\"a\"}",
+					     "{\"role\":\"db\",\"zone\":\"a\"}", "{}", "{\"role\":\"web\"}" };
+	int64_t t0 = base_ms() + 7000;
+	char got[256];
+
+	for (int i = 0; i < 5; i++) {
+		struct sample s;
+		mk(&s, "lab-host", t0 + i * 10000, "boot-1", "vmstat.nr_dirty", (int64_t)i, NULL);
+		s.kernel = strdup("6.1.0");
+		s.agent_version = strdup("0.9");
+		s.labels = lab[i] ? json_loads(lab[i], 0, NULL) : NULL;
+		CHECK_INT(put(st, &s, 1, NULL, NULL), STORE_OK);
+		release(&s, 1);
+		host_labels(st, "lab-host", got, sizeof(got));
+		CHECK_STR(got, want[i]);
+	}
+}
+
 static void test_drop_expired(struct store *st)
 {
 	int64_t now = (int64_t)time(NULL) * 1000;
@@ -919,6 +966,7 @@ int main(void)
 		test_rates(st);
 		test_downsample(st);
 		test_answers(st);
+		test_labels_alone(st);
 		test_concurrent_puts(st);
 		test_reconnect(st);
 		test_outage(st);
