@@ -54,6 +54,17 @@ enum MHD_Result respond_json(struct request *rq, unsigned status, json_t *body)
 	return respond_queue(rq, status, resp);
 }
 
+enum MHD_Result respond_json_text(struct request *rq, unsigned status, const char *text, size_t len)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
+
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	return respond_queue(rq, status, resp);
+}
+
 char *respond_sanitize(const char *s)
 {
 	char *copy = strdup(s);

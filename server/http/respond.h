@@ -22,6 +22,9 @@
 /* Answers status with body serialised; steals the reference. A NULL body
  * (allocation failed upstream) becomes a 500. */
 enum MHD_Result respond_json(struct request *rq, unsigned status, json_t *body);
+/* The same for a body the caller wrote as JSON text (text[0..len), copied):
+ * for a small fixed-shape answer on a hot path, without building a tree. */
+enum MHD_Result respond_json_text(struct request *rq, unsigned status, const char *text, size_t len);
 
 /* Answers status with {"error": error, "detail": detail, "hint": hint};
  * detail and hint may be NULL. Strings that are not printable UTF-8 are

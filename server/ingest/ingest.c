@@ -437,8 +437,10 @@ enum MHD_Result ingest_finish(struct request *rq)
 		metrics_ingest_ok(b.n, nfresh, mono_s() - t0);
 		/* duplicates: a (host, ts) stored already; the stored sample
 		 * stands (a re-post, or a sample taken after a clock step) */
-		r = respond_json(rq, 202, json_pack("{s:I,s:I,s:I}", "accepted", (json_int_t)b.n, "stored",
-						    (json_int_t)nfresh, "duplicates", (json_int_t)(b.n - nfresh)));
+		char ans[96];
+		int alen = snprintf(ans, sizeof(ans), "{\"accepted\":%zu,\"stored\":%zu,\"duplicates\":%zu}", b.n,
+				    nfresh, b.n - nfresh);
+		r = respond_json_text(rq, 202, ans, (size_t)alen);
 	}
 	ingest_batch_release(&b);
 	trim_after(len);
