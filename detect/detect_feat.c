@@ -4,8 +4,11 @@
  * Each slot has alternatives tried in order; an alternative is a '+'-joined
  * list of flattened names whose values are summed (per-zone counters before
  * 4.8, anon+file after 5.8) and counts as present when any part is. The
- * names are interned once into dictionary ids so a lookup is a binary search
- * over the sample's sorted fields.
+ * names are interned once into dictionary ids, and each scope's ids sorted
+ * into one list: a sample's sorted fields are matched against it in one
+ * merge pass, after which every part is read by its position in the list
+ * (a binary search per part was ~5% of the server's instructions per
+ * 20-cgroup sample, callgrind).
  */
 #include "detect_feat.h"
 
@@ -20,10 +23,19 @@
 #define MAX_ALT 4
 #define MAX_PART 10
 
-struct alt { uint32_t id[MAX_PART]; int n; };
+/* pos: the part's index in its scope's sorted id list (NO_POS: id 0) */
+struct alt { uint32_t id[MAX_PART]; uint16_t pos[MAX_PART]; int n; };
 struct slot { struct alt a[MAX_ALT]; int n; };
 
 enum scope { SC_HOST, SC_V1, SC_V2, NSCOPE };
+
+/* The distinct ids a scope's slots read, sorted (90 for the host, 40 for a
+ * cgroup today). */
+#define MAX_IDS 512
+#define NO_POS 0xffff
+static uint32_t scope_ids[NSCOPE][MAX_IDS];
+static int nscope_ids[NSCOPE];
+static bool scope_over[NSCOPE];	/* more ids than MAX_IDS: parts read by binary search */
 
 /* Alternatives per slot and scope ("" = none). Zones for the pre-4.8 names. */
 #define ZONES(p) p "_dma+" p "_dma32+" p "_normal+" p "_movable+" p "_high"
@@ -217,6 +229,62 @@ static void parse_alt(struct alt *a, const char *spec)
 	}
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Adds the parts of sl's alternatives to the scope's id list (*n so far);
+ * false when it is full. */
+static bool collect_ids(const struct slot *sl, uint32_t *ids, int *n)
+{
+	for (int a = 0; a < sl->n; a++)
+		for (int i = 0; i < sl->a[a].n; i++) {
+			if (!sl->a[a].id[i])
+				continue;
+			if (*n == MAX_IDS)
+				return false;
+			ids[(*n)++] = sl->a[a].id[i];
+		}
+	return true;
+}
+
+/* Each part's position in the scope's sorted id list. */
+static void place_ids(struct slot *sl, const uint32_t *ids, int n)
+{
+	for (int a = 0; a < sl->n; a++) {
+		for (int i = 0; i < sl->a[a].n; i++) {
+			const uint32_t *at = sl->a[a].id[i] ? bsearch(&sl->a[a].id[i], ids, (size_t)n, sizeof(*ids), cmp_u32)
+							   : NULL;
+			sl->a[a].pos[i] = at ? (uint16_t)(at - ids) : NO_POS;
+		}
+	}
+}
+
+/* The sorted, distinct ids scope s reads, and every part's position. */
+static void index_scope(int s)
+{
+	uint32_t *ids = scope_ids[s];
+	int n = 0, u = 0;
+	bool fit = true;
+
+	for (int c = 0; c < NCTR; c++)
+		fit &= collect_ids(&ctr_slot[s][c], ids, &n);
+	for (int g = 0; g < NGAUGE; g++)
+		fit &= collect_ids(&gauge_slot[s][g], ids, &n);
+	scope_over[s] = !fit;
+	qsort(ids, (size_t)n, sizeof(*ids), cmp_u32);
+	for (int i = 0; i < n; i++)
+		if (u == 0 || ids[u - 1] != ids[i])
+			ids[u++] = ids[i];
+	nscope_ids[s] = u;
+	for (int c = 0; c < NCTR; c++)
+		place_ids(&ctr_slot[s][c], ids, u);
+	for (int g = 0; g < NGAUGE; g++)
+		place_ids(&gauge_slot[s][g], ids, u);
+}
+
 static void init_tables(void)
 {
 	for (int s = 0; s < NSCOPE; s++) {
@@ -231,6 +299,8 @@ static void init_tables(void)
 				parse_alt(&sl->a[sl->n++], gauge_src[s][g].alt[a]);
 		}
 	}
+	for (int s = 0; s < NSCOPE; s++)
+		index_scope(s);
 	id_page_size = dict_intern("meta.page_size", strlen("meta.page_size"));
 	id_interval = dict_intern("meta.interval_ms", strlen("meta.interval_ms"));
 	id_psi_some_total_v2 = dict_intern("psi.some.total", strlen("psi.some.total"));
@@ -257,6 +327,55 @@ static bool read_slot(const struct slot *sl, const struct sset *m, int64_t *out)
 	return false;
 }
 
+/* A sample's values of one scope's ids, by position in its list. */
+struct scope_vals {
+	int64_t v[MAX_IDS];
+	unsigned char has[MAX_IDS];	/* present and not null */
+};
+
+/* Matches m's sorted fields against scope sc's sorted ids, one pass. */
+static void scope_read(struct scope_vals *x, enum scope sc, const struct sset *m)
+{
+	const uint32_t *ids = scope_ids[sc];
+	size_t i = 0, k = 0, n = m->n, nk = (size_t)nscope_ids[sc];
+
+	memset(x->has, 0, nk);
+	while (i < n && k < nk) {
+		uint32_t a = m->f[i].id, b = ids[k];
+		if (a < b) {
+			i++;
+		} else if (a > b) {
+			k++;
+		} else {
+			x->v[k] = m->f[i].v;
+			x->has[k] = m->f[i].v != SAMPLE_NULL;
+			i++;
+			k++;
+		}
+	}
+}
+
+/* read_slot over values scope_read gathered. */
+static bool read_slot_at(const struct slot *sl, const struct scope_vals *x, int64_t *out)
+{
+	for (int a = 0; a < sl->n; a++) {
+		int64_t sum = 0;
+		bool any = false;
+		for (int i = 0; i < sl->a[a].n; i++) {
+			uint16_t p = sl->a[a].pos[i];
+			if (p != NO_POS && x->has[p]) {
+				sum += x->v[p];
+				any = true;
+			}
+		}
+		if (any) {
+			*out = sum;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* a + b, either may be absent; NAN when both are */
 static double sum_present(double a, double b)
 {
@@ -268,18 +387,27 @@ static double sum_present(double a, double b)
 static void extract(struct feat *f, enum scope sc, const struct sset *m, const struct sset *psi_m,
 		    double page_size)
 {
+	struct scope_vals x;
+	bool indexed = !scope_over[sc];
+
+	if (indexed)
+		scope_read(&x, sc, m);
 	for (int c = 0; c < NCTR; c++) {
 		bool is_psi = c == C_PSI_MEM_SOME || c == C_PSI_MEM_FULL;
-		const struct sset *src = (is_psi && psi_m) ? psi_m : m;
 		int64_t v;
-		f->c[c] = read_slot(&ctr_slot[sc][c], src, &v) ? v : RATE_ABSENT;
+		bool got = (is_psi && psi_m) ? read_slot(&ctr_slot[sc][c], psi_m, &v)
+			   : indexed	     ? read_slot_at(&ctr_slot[sc][c], &x, &v)
+					     : read_slot(&ctr_slot[sc][c], m, &v);
+		f->c[c] = got ? v : RATE_ABSENT;
 	}
 	for (int g = 0; g < NGAUGE; g++) {
 		bool is_psi = g == G_PSI_MEM_SOME10 || g == G_PSI_MEM_FULL10;
-		const struct sset *src = (is_psi && psi_m) ? psi_m : m;
 		double mul = gauge_src[sc][g].mul;
 		int64_t v;
-		if (!read_slot(&gauge_slot[sc][g], src, &v)) {
+		bool got = (is_psi && psi_m) ? read_slot(&gauge_slot[sc][g], psi_m, &v)
+			   : indexed	     ? read_slot_at(&gauge_slot[sc][g], &x, &v)
+					     : read_slot(&gauge_slot[sc][g], m, &v);
+		if (!got) {
 			f->g[g] = NAN;
 			continue;
 		}
