@@ -520,6 +520,19 @@ static int psi_line_scalar(struct yp *p, struct frame *f, const struct val *v)
 }
 
 /* A scalar value in the current context. Returns 1 to go on, 0 to stop. */
+/* Integer x (or SAMPLE_NULL) as the value of the current key of map f. */
+static int map_int(struct yp *p, struct frame *f, int64_t x)
+{
+	struct sset *m = f->res == 3 ? &p->cg_m : &p->cur.m;
+	uint32_t id = p->map_id;
+
+	if (!id) {
+		id = intern2(f->prefix, p->key, p->keylen);
+		nc_store(p->map_slot, p->key, p->keylen, id);
+	}
+	return add_id(p, m, id, x, f->path);
+}
+
 static int on_scalar(struct yp *p, const struct val *v)
 {
 	struct frame *f = top(p);
@@ -536,16 +549,9 @@ static int on_scalar(struct yp *p, const struct val *v)
 		return cgroup_scalar(p, f, v);
 	case X_MAP: {
 		int64_t x;
-		struct sset *m = f->res == 3 ? &p->cg_m : &p->cur.m;
-		const char *name = f->path;
 		if (!get_int(v, f->nullable, &x))
-			return failf(p, SB_SAMPLE, "%s.%s: " INT_EXPECT, name, p->key);
-		uint32_t id = p->map_id;
-		if (!id) {
-			id = intern2(f->prefix, p->key, p->keylen);
-			nc_store(p->map_slot, p->key, p->keylen, id);
-		}
-		return add_id(p, m, id, x, name);
+			return failf(p, SB_SAMPLE, "%s.%s: " INT_EXPECT, f->path, p->key);
+		return map_int(p, f, x);
 	}
 	case X_PSI:
 		if (f->key >= K_RES0 && f->key < K_RES0 + 3)
@@ -1033,6 +1039,11 @@ static int cb_number(void *ctx, const char *s, size_t len)
 			u = u * 10 + d;
 	}
 	if (!real) {
+		/* the usual number: a counter of a name -> integer map, taken
+		 * as on_scalar would take it, without the general value */
+		struct frame *mf = top(p);
+		if (!neg && u <= (uint64_t)INT64_MAX && mf && mf->kind == X_MAP)
+			return map_int(p, mf, (int64_t)u);
 		if (!neg && u > (uint64_t)INT64_MAX) {
 			struct frame *f = top(p);
 			bool keyed = f && f->kind != X_BODY && f->kind != X_CGROUPS &&
