@@ -4,6 +4,11 @@
  * --checkpoint-interval (and at close), so that per sample the database
  * only gets the sample's row and its host's row (docs/design.md "Ingest").
  *
+ * On one PostgreSQL all the hosts of a checkpoint transaction go in one
+ * state update and one rollup merge (per host, their executor start-ups
+ * were most of a checkpoint's cost); on Citus one statement per host, each
+ * on its host's shard.
+ *
  * A checkpoint replaces the host's detector_state row only where its
  * last_ts_ms is the checkpoint this server started from and the host's
  * lease is still this server's (compare and set): a server that lost a
@@ -14,6 +19,7 @@
  */
 #include "store_internal.h"
 
+#include "pgarr.h"
 #include "pgbin.h"
 
 #include <stdio.h>
@@ -25,18 +31,26 @@ static const char ckpt_sql[] =
 	"updated_at = now() FROM hosts h WHERE d.host_id = $1::int AND h.id = $1::int "
 	"AND h.lease = $6::bigint AND d.last_ts_ms = $2::bigint RETURNING d.host_id";
 
-/* The rollup cells of the hosts whose checkpoint was written (res[i] has
- * its row), all in one statement: the merge's executor start-up (136
- * columns, 132 ON CONFLICT expressions) once per checkpoint transaction,
- * not once per host. On Citus one statement per cell, each on its host's
- * shard. */
-static int write_cells_of(struct store *st, PGconn *c, struct own *const *e, PGresult *const *res, size_t n,
+/* One statement for all the hosts of a checkpoint transaction on one
+ * PostgreSQL (the same compare and set per host, by host id); on Citus one
+ * per host, each on its host's shard. */
+static const char ckptn_sql[] =
+	"UPDATE detector_state d SET state = u.s, last_ts_ms = u.t, interval_ms = u.iv, updated_at = now() "
+	"FROM unnest($1::int[], $2::bigint[], $3::bigint[], $4::bytea[], $5::bigint[]) AS u(h, old, t, s, iv), "
+	"hosts h WHERE d.host_id = u.h AND h.id = u.h AND h.lease = $6::bigint AND d.last_ts_ms = u.old "
+	"RETURNING d.host_id";
+
+/* The rollup cells of the hosts whose checkpoint was written (ok[i]), all
+ * in one statement: the merge's executor start-up (136 columns, 132 ON
+ * CONFLICT expressions) once per checkpoint transaction, not once per
+ * host. On Citus one statement per cell, each on its host's shard. */
+static int write_cells_of(struct store *st, PGconn *c, struct own *const *e, const bool *ok, size_t n,
 			  char *err, size_t errlen)
 {
 	size_t total = 0, k = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (res[i] && PQntuples(res[i]) == 1)	/* else moved on elsewhere: not ours to write */
+		if (ok[i])	/* else moved on elsewhere: not ours to write */
 			total += e[i]->cells.n;
 	if (!total)
 		return STORE_OK;
@@ -46,7 +60,7 @@ static int write_cells_of(struct store *st, PGconn *c, struct own *const *e, PGr
 		return STORE_EINTERNAL;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (!res[i] || PQntuples(res[i]) != 1 || !e[i]->cells.n)
+		if (!ok[i] || !e[i]->cells.n)
 			continue;
 		memcpy(all + k, e[i]->cells.c, e[i]->cells.n * sizeof(*all));
 		k += e[i]->cells.n;
@@ -56,57 +70,103 @@ static int write_cells_of(struct store *st, PGconn *c, struct own *const *e, PGr
 	return rc;
 }
 
+/* Sends the compare and set of every host's state (bufs[i], lens[i],
+ * iv[i]) in one statement; its result (the host ids written) in *res. */
+static int send_states(struct store *st, PGconn *c, struct own *const *e, unsigned char *const *bufs,
+		       const size_t *lens, const int64_t *iv, size_t n, PGresult **res, char *err, size_t errlen)
+{
+	struct cbuf a[5];
+	char lease[24];
+	int bad = 0, rc;
+
+	for (int k = 0; k < 5; k++)
+		cbuf_init(&a[k]);
+	bad |= arr_begin(&a[0]) | arr_begin(&a[1]) | arr_begin(&a[2]) | pgbin_bytea_begin(&a[3]) | arr_begin(&a[4]);
+	for (size_t i = 0; i < n && !bad; i++)
+		bad |= arr_num(&a[0], e[i]->host_id) | arr_num(&a[1], e[i]->ckpt_ts) | arr_num(&a[2], e[i]->max_ts) |
+		       pgbin_bytea_add(&a[3], bufs[i] ? bufs[i] : (const uint8_t *)"", lens[i]) | arr_num(&a[4], iv[i]);
+	bad |= arr_end(&a[0]) | arr_end(&a[1]) | arr_end(&a[2]) | pgbin_bytea_end(&a[3]) | arr_end(&a[4]);
+	snprintf(lease, sizeof(lease), "%lld", (long long)st->lease);
+	if (bad) {
+		snprintf(err, errlen, "out of memory");
+		rc = STORE_EINTERNAL;
+	} else {
+		const char *prm[6] = { (const char *)a[0].p, (const char *)a[1].p, (const char *)a[2].p,
+				       (const char *)a[3].p, (const char *)a[4].p, lease };
+		const int plen[6] = { 0, 0, 0, (int)a[3].len, 0, 0 };
+		const int fmts[6] = { 0, 0, 0, 1, 0, 0 };
+		rc = store_q_prep_keep(c, STORE_PREP_CKPTN, ckptn_sql, 6, prm, plen, fmts, 0, res,
+				       "write the checkpoint", err, errlen);
+	}
+	for (int k = 0; k < 5; k++)
+		cbuf_release(&a[k]);
+	return rc;
+}
+
 int store_ckpt_write(struct store *st, PGconn *c, struct own *const *e, size_t n, char *err, size_t errlen)
 {
-	PGresult **res = calloc(n ? n : 1, sizeof(*res));
-	unsigned char **bufs = calloc(n ? n : 1, sizeof(*bufs));
+	size_t m = n ? n : 1;
+	PGresult **res = calloc(m, sizeof(*res));
+	unsigned char **bufs = calloc(m, sizeof(*bufs));
+	size_t *lens = calloc(m, sizeof(*lens));
+	int64_t *iv = calloc(m, sizeof(*iv));
+	bool *ok = calloc(m, sizeof(*ok));
 	char lease[24];
 	int rc = STORE_OK;
 
-	if (!res || !bufs) {
-		free(res);
-		free(bufs);
+	if (!res || !bufs || !lens || !iv || !ok) {
 		snprintf(err, errlen, "out of memory");
-		return STORE_EINTERNAL;
+		rc = STORE_EINTERNAL;
+		goto out;
 	}
 	snprintf(lease, sizeof(lease), "%lld", (long long)st->lease);
-	if ((rc = store_q_send(c, "BEGIN", 0, NULL, NULL, "begin", err, errlen)) != STORE_OK)
-		goto out;
 	for (size_t i = 0; i < n; i++) {
-		char id[16], old[24], now[24], iv[24];
-		size_t len = 0;
-		int64_t interval = 0;
-		if (e[i]->hs && st->hook.save &&
-		    st->hook.save(st->hook.ctx, e[i]->hs, &bufs[i], &len, &interval) < 0) {
+		if (e[i]->hs && st->hook.save && st->hook.save(st->hook.ctx, e[i]->hs, &bufs[i], &lens[i], &iv[i]) < 0) {
 			snprintf(err, errlen, "could not save the detectors' state: out of memory");
 			rc = STORE_EINTERNAL;
 			goto out;
 		}
-		if (len > INT32_MAX) {
+		if (lens[i] > INT32_MAX) {
 			snprintf(err, errlen, "could not save the detectors' state of %s: too large", e[i]->name);
 			rc = STORE_EINTERNAL;
 			goto out;
 		}
-		snprintf(id, sizeof(id), "%d", e[i]->host_id);
-		snprintf(old, sizeof(old), "%lld", (long long)e[i]->ckpt_ts);
-		snprintf(now, sizeof(now), "%lld", (long long)e[i]->max_ts);
-		snprintf(iv, sizeof(iv), "%lld", (long long)interval);
-		const char *prm[6] = { id, old, now, bufs[i] ? (const char *)bufs[i] : "", iv, lease };
-		const int lens[6] = { 0, 0, 0, (int)len, 0, 0 };
-		const int fmts[6] = { 0, 0, 0, 1, 0, 0 };
-		if ((rc = store_q_prep_keep(c, STORE_PREP_CKPT, ckpt_sql, 6, prm, lens, fmts, 0, &res[i],
-					    "write the checkpoint", err, errlen)) != STORE_OK)
-			goto out;
 	}
-	if ((rc = store_pipe_finish(c, NULL, err, errlen)) != STORE_OK)
+	if ((rc = store_q_send(c, "BEGIN", 0, NULL, NULL, "begin", err, errlen)) != STORE_OK)
 		goto out;
-	if ((rc = write_cells_of(st, c, e, res, n, err, errlen)) != STORE_OK)
+	if (!st->citus) {
+		rc = send_states(st, c, e, bufs, lens, iv, n, &res[0], err, errlen);
+	} else {
+		for (size_t i = 0; i < n && rc == STORE_OK; i++) {
+			char id[16], old[24], now[24], ivs[24];
+			snprintf(id, sizeof(id), "%d", e[i]->host_id);
+			snprintf(old, sizeof(old), "%lld", (long long)e[i]->ckpt_ts);
+			snprintf(now, sizeof(now), "%lld", (long long)e[i]->max_ts);
+			snprintf(ivs, sizeof(ivs), "%lld", (long long)iv[i]);
+			const char *prm[6] = { id, old, now, bufs[i] ? (const char *)bufs[i] : "", ivs, lease };
+			const int plen[6] = { 0, 0, 0, (int)lens[i], 0, 0 };
+			const int fmts[6] = { 0, 0, 0, 1, 0, 0 };
+			rc = store_q_prep_keep(c, STORE_PREP_CKPT, ckpt_sql, 6, prm, plen, fmts, 0, &res[i],
+					       "write the checkpoint", err, errlen);
+		}
+	}
+	if (rc != STORE_OK || (rc = store_pipe_finish(c, NULL, err, errlen)) != STORE_OK)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (st->citus) {
+			ok[i] = res[i] && PQntuples(res[i]) == 1;
+			continue;
+		}
+		for (int k = 0; res[0] && k < PQntuples(res[0]) && !ok[i]; k++)
+			ok[i] = strtol(PQgetvalue(res[0], k, 0), NULL, 10) == e[i]->host_id;
+	}
+	if ((rc = write_cells_of(st, c, e, ok, n, err, errlen)) != STORE_OK)
 		goto out;
 	if ((rc = store_commit(c, err, errlen)) != STORE_OK)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		if (!res[i] || PQntuples(res[i]) != 1) {
-			own_reset(st, e[i]);
+		if (!ok[i]) {
+			own_reset(st, e[i]);	/* moved on elsewhere */
 			continue;
 		}
 		e[i]->ckpt_ts = e[i]->max_ts;
@@ -118,11 +178,16 @@ out:
 	if (rc != STORE_OK && PQstatus(c) == CONNECTION_OK && PQtransactionStatus(c) != PQTRANS_IDLE)
 		PQclear(PQexec(c, "ROLLBACK"));
 	for (size_t i = 0; i < n; i++) {
-		PQclear(res[i]);
-		free(bufs[i]);
+		if (res)
+			PQclear(res[i]);
+		if (bufs)
+			free(bufs[i]);
 	}
 	free(res);
 	free(bufs);
+	free(lens);
+	free(iv);
+	free(ok);
 	return rc;
 }
 

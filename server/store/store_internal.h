@@ -229,7 +229,8 @@ enum store_prep_id {
 	STORE_PREP_HEARD,	/* the same for a host whose samples were all stored already */
 	STORE_PREP_CGTOUCH,	/* cgroups' last-seen times */
 	STORE_PREP_META,	/* a host_meta row */
-	STORE_PREP_CKPT,	/* a checkpoint's state update (store_ckpt.c) */
+	STORE_PREP_CKPT,	/* a checkpoint's state update (store_ckpt.c), one host (Citus) */
+	STORE_PREP_CKPTN,	/* the same for all the hosts of a checkpoint transaction */
 	STORE_PREP_N
 };
 
