@@ -129,6 +129,8 @@ struct yp {
 	size_t alen, acap;
 	uint32_t nobj;
 	struct sample_body_err *e;
+	yajl_handle h;
+	size_t end;			/* bytes up to the end of the top-level value, 0 before */
 };
 
 static int failf(struct yp *p, enum sample_body_kind kind, const char *fmt, ...)
@@ -858,7 +860,8 @@ static int cb_end(void *ctx)
 		rc = end_cgroup(p);
 	else if (f->kind == X_SAMPLE)
 		rc = end_sample(p);
-	p->depth--;
+	if (--p->depth == 0)
+		p->end = yajl_get_bytes_consumed(p->h);
 	return rc;
 }
 
@@ -1145,7 +1148,7 @@ int sample_body_parse(const char *buf, size_t len, int max_depth, struct sample 
 		snprintf(e->msg, sizeof(e->msg), "out of memory");
 		return -1;
 	}
-	h = yajl_alloc(&callbacks, NULL, &p);
+	h = p.h = yajl_alloc(&callbacks, NULL, &p);
 	if (!h) {
 		free(p.st);
 		e->kind = SB_NOMEM;
@@ -1173,6 +1176,16 @@ int sample_body_parse(const char *buf, size_t len, int max_depth, struct sample 
 	if (e->kind == SB_OK && st != yajl_status_ok) {
 		e->kind = SB_SYNTAX;
 		snprintf(e->msg, sizeof(e->msg), "invalid JSON");
+	}
+	/* yajl 2.1 accepts a body whose value is followed by the start of a
+	 * token it never finishes ("[]\"x": an unterminated string): only
+	 * white space may follow the value */
+	for (size_t i = p.end; e->kind == SB_OK && i < len; i++) {
+		if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r') {
+			e->kind = SB_SYNTAX;
+			snprintf(e->msg, sizeof(e->msg), "parse error: trailing garbage");
+			snprintf(e->detail, sizeof(e->detail), "near byte %zu", i);
+		}
 	}
 	free(p.st);
 	free(p.ks);

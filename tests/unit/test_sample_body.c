@@ -103,6 +103,14 @@ static void test_hostile(void)
 	same_str("[\v]", 0);
 	same_str(S("") " x", 0);
 	same_str(S("") S(""), 0);
+	/* a value followed by a token yajl starts but never finishes (a fuzzer
+	 * find): an unterminated string, a number, a literal's start */
+	same_str("[]\"}{+", 0);
+	same_str(S("") "\"x]", 0);
+	same_str("[] 1", 0);
+	same_str("[] tr", 0);
+	same_str("[] \t\r\n", 1);
+	same_str(S("") " \n", 1);
 	same_str(S(",\"x\":\"\\ud800\""), 0);
 	same_str(S(",\"x\":\"\\udc00\""), 0);
 	same_str(S(",\"x\":\"\\ud800\\u0041\""), 0);
