@@ -24,7 +24,7 @@ static struct testdb db;
 static json_t *series(struct store *st, const char *host, const char *metric, int64_t since, int64_t until,
 		      int points, int source)
 {
-	struct series_query q = { host, NULL, metric, since, until, points, source };
+	struct series_query q = { host, NULL, metric, since, until, points, source, 0 };
 	char err[512];
 	json_t *o = NULL;
 	if (store_series(st, &q, &o, err, sizeof(err)) != STORE_OK)
