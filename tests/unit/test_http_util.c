@@ -19,6 +19,8 @@
 #include "timeparse.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 static void test_timeparse(void)
@@ -598,6 +600,30 @@ static void test_static(void)
 	CHECK_STR(static_mime("index.html"), "text/html; charset=utf-8");
 	CHECK_STR(static_mime("noext"), "application/octet-stream");
 	CHECK_STR(static_mime("dir.d/noext"), "application/octet-stream");
+
+	/* the vendored chart library, present or not */
+	char dir[] = "/tmp/vmscope-web-XXXXXX", path[256];
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_STR(static_missing_vendor(dir), "vendor/uPlot.min.esm.js");
+	snprintf(path, sizeof(path), "%s/vendor", dir);
+	CHECK_INT(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/vendor/uPlot.min.esm.js", dir);
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f)
+		fclose(f);
+	CHECK_STR(static_missing_vendor(dir), "vendor/uPlot.min.css");
+	char css[256];
+	snprintf(css, sizeof(css), "%s/vendor/uPlot.min.css", dir);
+	f = fopen(css, "w");
+	if (f)
+		fclose(f);
+	CHECK(static_missing_vendor(dir) == NULL);
+	unlink(css);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/vendor", dir);
+	rmdir(path);
+	rmdir(dir);
 }
 
 static void test_config(void)
