@@ -11,11 +11,20 @@ POST /api/v1/samples in batches.
   web-03  4.19 kernel (no _file/_anon refault split, no PSI), stopped
           reporting 10 minutes ago (stale)
 
+With --recordings, two recorded traces of tests/corpus too, moved in time:
+  rec-07  real-filethrash: a 256 MiB cgroup at its v1 memory limit reading a
+          1 GiB file, on a hybrid machine (v1 memory controller, v2
+          pressure: each cgroup reported twice); ends 20 s before now
+  oom-03  synth-oom-reboot: an OOM kill in a cgroup, then the host goes
+          quiet; ends 150 s before now (silent by then)
+
 Counters are cumulative and realistic in size; gauges wander. Deterministic
 (seeded) apart from "now". Prints one line: hosts, samples posted.
 """
 import argparse
+import gzip
 import json
+import os
 import math
 import random
 import sys
@@ -161,6 +170,22 @@ def post(url, token, batch):
         sys.exit("post: unexpected answer %s %s" % (r.status, ans))
 
 
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus")
+
+
+def recording(name, host, end_ts):
+    """The trace's samples as host, shifted to end at end_ts."""
+    path = os.path.join(CORPUS, name)
+    op = gzip.open if name.endswith(".gz") else open
+    with op(path, "rt") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    shift = end_ts - max(r["ts"] for r in rows)
+    for r in rows:
+        r["ts"] = round(r["ts"] + shift, 3)
+        r["host"] = host
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--url", help="server base URL to post to")
@@ -169,6 +194,7 @@ def main():
     ap.add_argument("--minutes", type=int, default=60)
     ap.add_argument("--interval", type=float, default=10.0)
     ap.add_argument("--now", type=float, default=None)
+    ap.add_argument("--recordings", action="store_true", help="also replay two corpus traces (rec-07, oom-03)")
     a = ap.parse_args()
     if not a.url and not a.jsonl:
         ap.error("--url or --jsonl is required")
@@ -195,7 +221,15 @@ def main():
         if batch:
             post(a.url, a.token, batch)
             posted += len(batch)
-    print("hosts %d, samples posted %d" % (len(hosts), posted))
+    nhosts = len(hosts)
+    if a.recordings:
+        for name, host, ago in (("real-filethrash.jsonl.gz", "rec-07", 20), ("synth-oom-reboot.jsonl", "oom-03", 150)):
+            rows = recording(name, host, now - ago)
+            for i in range(0, len(rows), 60):
+                post(a.url, a.token, rows[i:i + 60])
+            posted += len(rows)
+            nhosts += 1
+    print("hosts %d, samples posted %d" % (nhosts, posted))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 // alert links. Run by tests/web_units.sh. Prints "N passed, N failed".
 import { fmtBytes, fmtDuration, fmtNum, fmtPct, fmtRate, fmtRatio, axisFormatter } from "../../web/js/format.js";
 import { CGROUP_FIGURES, HOST_FIGURES, assemble, index, inferPageSize, neededNames, resolve } from "../../web/js/figures.js";
-import { alertLink, evValue } from "../../web/js/alerts.js";
+import { alertLink } from "../../web/js/alerts.js";
+import { evValue } from "../../web/js/alertfmt.js";
 import { explain, KNOWN_KINDS } from "../../web/js/explain.js";
 import { parseHash, makeHash } from "../../web/js/nav.js";
 import { mergeIntervals } from "../../web/js/shade.js";
@@ -93,19 +94,14 @@ eq("needed names", neededNames(rD).sort(), [...haveD].sort());
 eq("page size 16K", inferPageSize(index(new Map([["meminfo.Dirty", raw([[1, 1600], [2, 3200]])], ["vmstat.nr_dirty", raw([[1, 100], [2, 200]])]]))), 16384);
 eq("page size default", inferPageSize(index(new Map([["meminfo.Dirty", raw([[1, 0]])], ["vmstat.nr_dirty", raw([[1, 0]])]]))), 4096);
 
-// alerts: evidence units, links, explanations
-eq("ev bytes", evValue("memory_bytes", 12 * 2 ** 30), "12 GiB");
-eq("ev bytes/s", evValue("refault_bytes_per_s", 141 * 2 ** 20), "141 MiB/s");
-eq("ev pct", evValue("psi_memory_some_pct", 36), "36 %");
-eq("ev pct of threshold", evValue("nr_dirty_pct_of_threshold", 97), "97 %");
-eq("ev ratio", evValue("reclaim_efficiency", 0.38), "38 %");
-eq("ev rate", evValue("allocstall_per_s", 71.2), "71.2/s");
-eq("ev seconds", evValue("silent_s", 610), "10 min 10 s");
-eq("ev text", evValue("hint", "raise memory.high"), "raise memory.high");
+// alerts: links, explanations (evidence: below)
 const link = alertLink({ host: "db-07", cgroup: "/system.slice/pg.service", started_at: "2026-11-30T10:00:00Z", ended_at: "2026-11-30T10:20:00Z" }, 1796040000);
 const pl = parseHash(link);
 eq("alert link route", [pl.name, pl.arg, pl.params.get("cgroup")], ["host", "db-07", "/system.slice/pg.service"]);
 eq("alert link window covers the alert", Number(pl.params.get("from")) < 1796032800 && Number(pl.params.get("to")) > 1796034000, true);
+// an open alert's link follows now: the view keeps refreshing
+const openLink = parseHash(alertLink({ host: "db-07", cgroup: null, started_at: "2026-11-30T10:00:00Z", ended_at: null }, 1796040000));
+eq("an open alert's link has from and no to", [!!openLink.params.get("from"), openLink.params.get("to"), openLink.params.get("cgroup")], [true, null, null]);
 eq("hash round trip", parseHash(makeHash("host", "a.b-c", { range: "6h" })).params.get("range"), "6h");
 for (const k of ["thrash", "swap_imbalance", "writeback_storm", "direct_reclaim_stall", "oom_kill", "host_silent", "clock_skew"]) {
   eq("explanation for " + k, KNOWN_KINDS.includes(k) && explain(k).fixes.length > 0, true);
@@ -200,7 +196,154 @@ eq("merge overlapping", mergeIntervals([{ t0: 10, t1: 20, severity: "critical" }
   eq("the host view preloads uPlot", (pre.host || []).includes("vendor/uPlot.min.esm.js"), true);
   eq("the fleet view does not", (pre.fleet || []).includes("vendor/uPlot.min.esm.js"), false);
   eq("every preload exists", Object.values(pre).flat().filter((r) => !r.startsWith("vendor/") && !readdirSync(new URL("js/", root)).includes(r.slice(3))), []);
-  eq("the page starts the fleet request early", html.includes('urls.push("api/v1/fleet?window=3600&points=60&layout=columns")'), true);
+  // the same URL fleet.js asks for, so that api.js hands the early answer over
+  const { FLEET_PARAMS } = await import("../../web/js/fleet.js");
+  const { apiUrl } = await import("../../web/js/api.js");
+  eq("the page starts the fleet request early, the URL fleet.js asks for", html.includes('urls.push("' + apiUrl("fleet", FLEET_PARAMS) + '")'), true);
+}
+
+// ---- formatting for tight cells, small numbers, time zones
+{
+  const f = await import("../../web/js/format.js");
+  eq("short age seconds", f.fmtAge(42), "42s");
+  eq("short age minutes", f.fmtAge(27 * 60 + 50), "27m");
+  eq("short age hours", f.fmtAge(3 * 3600 + 100), "3h");
+  eq("short age days", f.fmtAge(2 * 86400 + 5), "2d");
+  eq("small numbers without exponent", [f.fmtNum(0.004), f.fmtNum(0.0123), f.fmtNum(0.00004)], ["0.004", "0.012", "<0.0001"]);
+  eq("no null as text", [f.text(null), f.text(undefined), f.text(NaN), f.text("x"), f.text(0)], ["\u2013", "\u2013", "\u2013", "x", "0"]);
+  f.setTimeZone("utc");
+  eq("UTC times", [f.fmtTime(1764518400), f.fmtClock(1764518405), f.zoneLabel()], ["2025-11-30 16:00:00", "16:00:05", "UTC"]);
+  eq("UTC input round trip", f.fromInputTime(f.toInputTime(1764518400)), 1764518400);
+  eq("bad input time", f.fromInputTime("yesterday"), null);
+  f.setTimeZone("local");
+  eq("local zone label", /^UTC[+\u2212]\d\d:\d\d$/.test(f.zoneLabel()), true);
+  eq("local input round trip", f.fromInputTime(f.toInputTime(1764518460)), 1764518460);
+}
+
+// ---- alerts as the fleet, the alerts list and the host strip show them
+{
+  const af = await import("../../web/js/alertfmt.js");
+  const now = 1764518400;
+  const iso = (t) => new Date(t * 1000).toISOString();
+  const A = [
+    { id: 1, host: "b", kind: "thrash", severity: "warning", state: "open", started_at: iso(now - 600) },
+    { id: 2, host: "a", kind: "oom_kill", severity: "critical", state: "resolved", started_at: iso(now - 300), ended_at: iso(now - 240) },
+    { id: 3, host: "a", kind: "writeback_storm", severity: "critical", state: "open", started_at: iso(now - 3600) },
+    { id: 4, host: "c", kind: "thrash", severity: "critical", state: "open", started_at: iso(now - 60) },
+  ];
+  eq("severity, then open before ended, then newest", [...A].sort(af.compareAlerts).map((a) => a.id), [4, 3, 2, 1]);
+  eq("grouped by host, the worst first", af.groupByHost(A).map((g) => [g.host, g.worst, g.alerts.map((a) => a.id)]),
+    [["c", "critical", [4]], ["a", "critical", [3, 2]], ["b", "warning", [1]]]);
+  eq("chip of an open alert: kind and how long", af.chipText(A[3], now), "thrash \u00b7 1m");
+  eq("chip from the fleet's seconds", af.chipText({ kind: "thrash", started_at_ts: now - 38 * 60 }, now), "thrash \u00b7 38m");
+  eq("chip of an ended alert: how long ago", af.chipText({ kind: "oom_kill", started_at_ts: now - 120, ended_at_ts: now - 60 }, now), "oom_kill \u00b7 1m ago");
+  const tip = af.chipTitle({ kind: "thrash", severity: "critical", cgroup: "/app.slice", started_at_ts: now - 60, summary: "refaults 40K/s" }, now);
+  eq("chip tooltip: where, since, summary", tip.includes("cgroup /app.slice") && tip.includes("open for 1 min") && tip.endsWith("refaults 40K/s"), true);
+  const silent = { kind: "host_silent", started_at: iso(now - 725), ended_at: null, summary: "no sample for 30 s (expected every 10 s)", evidence: { interval_s: 10, silent_s: 30 } };
+  eq("a silent host's silence is live", af.liveSummary(silent, now), "no sample for 12 min 5 s (expected every 10 s)");
+  eq("and in its evidence", af.evidenceRows(silent.evidence, silent, now).find((r) => r[2] === "silent_s")[1], "12 min 5 s");
+  eq("other summaries as stored", af.liveSummary(A[0], now), "\u2013");
+  // evidence: readable labels and units
+  eq("ev turnover", [af.evLabel("refault_turnover_per_s"), af.evValue("refault_turnover_per_s", 17.28)], ["memory refaulted per second", "1.73K %/s"]);
+  eq("ev small rate", af.evValue("refault_turnover_per_s", 0.004), "0.4 %/s");
+  eq("ev pages per second", [af.evLabel("workingset_refault_file_per_s"), af.evValue("workingset_refault_file_per_s", 35996)], ["file refaults", "36K pages/s"]);
+  eq("ev bytes", af.evValue("memory_bytes", 12 * 2 ** 30), "12 GiB");
+  eq("ev bytes/s", af.evValue("refault_bytes_per_s", 141 * 2 ** 20), "141 MiB/s");
+  eq("ev pct", af.evValue("psi_memory_some_pct", 36), "36 %");
+  eq("ev ratio", af.evValue("reclaim_efficiency", 0.38), "38 %");
+  eq("ev unknown key, unit from its suffix", [af.evLabel("nr_dirty_pct_of_threshold"), af.evValue("nr_dirty_pct_of_threshold", 97)], ["nr dirty, % of threshold", "97 %"]);
+  eq("ev unknown rate", [af.evLabel("foo_bar_per_s"), af.evValue("foo_bar_per_s", 0.004)], ["foo bar", "0.004/s"]);
+  eq("ev seconds", evValue("silent_s", 610), "10 min 10 s");
+  eq("ev text", evValue("hint", "raise memory.high"), "raise memory.high");
+  eq("ev null", evValue("x", null), "\u2013");
+  eq("no raw key as a label", af.evidenceRows({ refault_turnover_per_s: 1, hint: "h" }).map((r) => r[0]), ["memory refaulted per second"]);
+}
+
+// ---- the fleet: columns that fit, alerts in a cell, the filter
+{
+  const fl = await import("../../web/js/fleet.js");
+  for (const w of [1280, 1440, 1920]) {
+    const width = w - 28;	// main's padding
+    const lay = fl.layoutColumns(width);
+    eq(`fleet columns fill ${w} px`, lay.widths.reduce((a, b) => a + b, 0) <= width && lay.widths.reduce((a, b) => a + b, 0) > width - 12, true);
+    eq(`fleet sparklines drawn at ${w} px`, lay.spark.filter((x) => x > 0).every((x) => x >= 40), true);
+  }
+  eq("fleet least widths fit 1280 px", fl.COLUMNS.reduce((s, c) => s + c.min, 0) <= 1280 - 28, true);
+  const hst = { host: "db-07", kernel: "6.1", labels: { role: "db" }, state: "critical",
+    open_alerts: [{ id: 1, kind: "thrash", severity: "warning", cgroup: null, started_at_ts: 100 }, { id: 2, kind: "writeback_storm", severity: "critical", cgroup: "/system.slice/pg.service", started_at_ts: 50 }],
+    resolved_alerts: [{ id: 3, kind: "oom_kill", severity: "critical", cgroup: "/app.slice", started_at_ts: 10, ended_at_ts: 20 }] };
+  eq("a host's alerts: open by severity, then the ended ones", fl.hostAlerts(hst).map((a) => [a.id, a.state]), [[2, "open"], [1, "open"], [3, "resolved"]]);
+  eq("filter on alert kind", fl.matches(hst, "writeback", "all"), true);
+  eq("filter on an alert's cgroup", fl.matches(hst, "pg.service", "all"), true);
+  eq("filter on an ended alert", fl.matches(hst, "oom_kill", "all"), true);
+  eq("filter on a label", fl.matches(hst, "role=db", "all"), true);
+  eq("filter no match", fl.matches(hst, "swap_imbalance", "all"), false);
+  eq("label keys, the most common first", fl.labelKeys([{ labels: { rack: "1", role: "a" } }, { labels: { role: "b" } }]), ["role", "rack"]);
+}
+
+// ---- the host view: the cgroup picker, the zoom buttons, folded charts
+{
+  const hv = await import("../../web/js/host.js");
+  const ch = hv.cgroupChoices([{ path: "/a.slice", version: 1 }, { path: "/a.slice", version: 2 }, { path: "/b.slice", version: 2 }]);
+  eq("one picker entry per path (hybrid v1 + v2)", ch.map((c) => c.label), ["/a.slice", "/b.slice"]);
+  eq("the hybrid entry says so", ch[0].title.includes("v1") && ch[0].title.includes("v2"), true);
+  const chv = hv.cgroupChoices([{ path: "/a.slice", version: 1 }, { path: "/a.slice", version: 2 }], "/a.slice", 1);
+  eq("a link naming a version gets its entry", chv.map((c) => c.label), ["/a.slice", "/a.slice (v1 only)"]);
+  const now = 100000;
+  const { windowOf } = await import("../../web/js/hostplan.js");
+  const w1h = windowOf(new URLSearchParams("range=1h"), now);
+  eq("zoom out of 1h: 6h", hv.shiftWindow(w1h, "out", now), { range: "6h" });
+  eq("zoom in of 1h: the last half hour, following now", hv.shiftWindow(w1h, "in", now), { from: now - 1800 });
+  eq("earlier by half", hv.shiftWindow(w1h, "earlier", now), { from: now - 5400, to: now - 1800 });
+  const fixed = windowOf(new URLSearchParams("from=10000&to=20000"), now);
+  eq("zoom out of a fixed window", hv.shiftWindow(fixed, "out", now), { from: 5000, to: 25000 });
+  eq("zoom in of a fixed window", hv.shiftWindow(fixed, "in", now), { from: 12500, to: 17500 });
+  eq("later up to now follows now", hv.shiftWindow(windowOf(new URLSearchParams("from=90000&to=99000"), now), "later", now), { from: 91000 });
+  const fromOnly = windowOf(new URLSearchParams("from=96000"), now);
+  eq("from alone follows now", [fromOnly.since, fromOnly.until, fromOnly.fixed, fromOnly.from], [96000, now, false, 96000]);
+  const { activity } = await import("../../web/js/figures.js");
+  eq("no line: not reported", activity([]), "unreported");
+  eq("only nulls: empty", activity([{ avg: [null, null], min: null, max: null }]), "empty");
+  eq("only zeros: no activity", activity([{ avg: [0, null, 0], min: [0, null, 0], max: [0, null, 0] }]), "zero");
+  eq("a spike in the band is activity", activity([{ avg: [0, 0], min: [0, 0], max: [0, 3] }]), "data");
+  const r = resolve(HOST_FIGURES, new Set([...have61, "vmstat.pgscan_anon", "vmstat.pgscan_file", "vmstat.pgsteal_anon", "vmstat.pgsteal_file"]));
+  eq("all reclaim beside kswapd and direct (5.8+)", fig(r, "reclaim").lines.filter((l) => l.names && l.names.length === 2).map((l) => [l.label, l.names]),
+    [["scan all", ["vmstat.pgscan_anon", "vmstat.pgscan_file"]], ["steal all", ["vmstat.pgsteal_anon", "vmstat.pgsteal_file"]]]);
+  eq("no all-reclaim line before 5.8", fig(r61, "reclaim").lines.some((l) => l.label === "scan all"), false);
+}
+
+// ---- polling: what is an outage, and the backoff
+{
+  const nv = await import("../../web/js/nav.js");
+  eq("outage: network", nv.isOutage({ status: 0, name: "ApiError" }), true);
+  eq("outage: database away", nv.isOutage({ status: 503, name: "ApiError" }), true);
+  eq("not an outage: a bad request", nv.isOutage({ status: 404, name: "ApiError" }), false);
+  eq("not an outage: an abort", nv.isOutage({ status: 0, name: "AbortError" }), false);
+  eq("backoff 2, 4, 8 ... 60 s", [1, 2, 3, 4, 5, 6, 9].map(nv.backoffMs), [2000, 4000, 8000, 16000, 32000, 60000, 60000]);
+}
+
+// ---- contrast: every text and badge colour pair of both themes (WCAG AA, 4.5:1)
+{
+  const { readFileSync } = await import("node:fs");
+  const css = readFileSync(new URL("../../web/css/app.css", import.meta.url), "utf8");
+  const vars = (block) => Object.fromEntries([...block.matchAll(/(--[\w-]+):\s*(#[0-9a-fA-F]{6})/g)].map((m) => [m[1], m[2]]));
+  const light = vars(css.slice(css.indexOf(":root {"), css.indexOf("@media (prefers-color-scheme: dark)")));
+  const darkBlock = css.slice(css.indexOf("@media (prefers-color-scheme: dark)"));
+  const dark = { ...light, ...vars(darkBlock.slice(0, darkBlock.indexOf("\n}\n"))) };
+  const lum = (hex) => {
+    const c = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+  };
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  // every --X-fg with its --X-bg, and text colours on the panel and page
+  const pairs = Object.keys(light).filter((k) => k.endsWith("-fg") && light[k.slice(0, -3) + "-bg"]).map((k) => [k, k.slice(0, -3) + "-bg"]);
+  eq("the badge pairs are all there", ["ok", "warning", "critical", "open", "resolved", "stale", "silenced"].every((b) => pairs.some(([f]) => f === `--badge-${b}-fg`)), true);
+  for (const t of ["--fg", "--muted", "--accent", "--ns-fg", "--color-a", "--color-b", "--critical"]) pairs.push([t, "--panel"]);
+  for (const t of ["--fg", "--muted"]) pairs.push([t, "--bg"]);
+  for (const [theme, v] of [["light", light], ["dark", dark]]) {
+    const low = pairs.map(([f, b]) => [f, b, ratio(v[f], v[b])]).filter((x) => x[2] < 4.5).map((x) => `${x[0]} on ${x[1]} ${x[2].toFixed(2)}`);
+    eq(theme + " theme: every pair at least 4.5:1", low, []);
+  }
 }
 
 console.log(`${passed} passed, ${failed} failed`);

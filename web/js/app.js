@@ -1,15 +1,15 @@
 // app.js - hash router. Each view is a module with mount(el, route) returning
 // {destroy()}; a new hash destroys the old view (timers, charts, requests)
 // before mounting the next, so nothing keeps polling in the background.
-//   #/fleet?q=&state=
-//   #/host/NAME?range=1h | ?from=TS&to=TS, &cgroup=PATH
-//   #/alerts?kind=&host=&cgroup=&state=
+//   #/fleet?q=&state=&label=
+//   #/host/NAME?range=1h | ?from=TS&to=TS | ?from=TS (to now), &cgroup=PATH
+//   #/alerts?kind=&host=&cgroup=&state=&id=
 //   #/compare?group_by=kernel|label:KEY&a=&b=&range=&label=KEY:VALUE
 // Every view is imported when first opened, so that a page evaluates only
 // the view it shows: the fleet does not evaluate uPlot and the charts, a
 // host view not the fleet table (index.html preloads the opened view's
 // modules, so its import costs no round trip).
-import { parseHash } from "./nav.js";
+import { initHeader, parseHash, resetFreshness } from "./nav.js";
 
 const VIEWS = {
   fleet: () => import("./fleet.js"),
@@ -19,6 +19,30 @@ const VIEWS = {
 };
 let current = null;
 let seq = 0;
+
+// A view's modules did not load. The usual cause is web/vendor/ left empty
+// (`make` alone does not fetch uPlot): say which file and how to get it.
+async function importFailed(el, name, err) {
+  let missing = null;
+  if (name === "host") {
+    try {
+      const r = await fetch("vendor/uPlot.min.esm.js", { method: "HEAD" });
+      if (!r.ok) missing = "vendor/uPlot.min.esm.js";
+    } catch (_) { /* the server itself is away: say that instead */ }
+  }
+  const p = (t) => { const x = document.createElement("p"); x.textContent = t; return x; };
+  const box = document.createElement("div");
+  box.className = "panel missing";
+  box.id = "load-error";
+  if (missing) {
+    box.append(p("The chart library is missing: the server has no " + missing + " in its web directory."),
+      p("Run `make deps` in the vmscope checkout (it copies uPlot from npm into web/vendor/), then reload this page."));
+  } else {
+    box.append(p("Could not load the " + name + " view: " + (err && err.message ? err.message : err)),
+      p("Is the server reachable? Reload the page to try again."));
+  }
+  el.replaceChildren(box);
+}
 
 async function route() {
   const my = ++seq;
@@ -30,13 +54,26 @@ async function route() {
   for (const a of document.querySelectorAll("header nav a")) {
     a.classList.toggle("active", a.dataset.nav === (r.name === "host" ? "fleet" : r.name));
   }
-  const view = await (VIEWS[r.name] || VIEWS.fleet)();
-  if (my !== seq) return;	// the hash changed again meanwhile
+  const name = VIEWS[r.name] ? r.name : "fleet";
   const el = document.getElementById("view");
+  let view;
+  try {
+    view = await VIEWS[name]();
+  } catch (e) {
+    if (my === seq) await importFailed(el, name, e);
+    return;
+  }
+  if (my !== seq) return;	// the hash changed again meanwhile
   el.replaceChildren();
   for (const k of Object.keys(el.dataset)) delete el.dataset[k];
+  resetFreshness();
   current = view.mount(el, r);
 }
 
+initHeader();
 window.addEventListener("hashchange", () => { route().catch((e) => console.error("route", e)); });
+// a new time zone: the view again, every time written anew
+window.addEventListener("vmscope-prefs", (ev) => {
+  if (ev.detail.key === "tz") route().catch((e) => console.error("route", e));
+});
 route().catch((e) => console.error("route", e));

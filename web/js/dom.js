@@ -23,3 +23,21 @@ function append(el, children) {
     else el.appendChild(document.createTextNode(String(c)));
   }
 }
+
+// A colour a canvas understands (#rrggbb) for a CSS colour or a theme
+// variable "var(--c-blue)" (css/app.css: its light or dark value).
+const resolved = new Map();
+export function cssColor(c) {
+  const m = /^var\((--[\w-]+)\)$/.exec(c);
+  if (!m) return c;
+  if (!resolved.has(c)) {
+    const v = getComputedStyle(document.documentElement).getPropertyValue(m[1]).trim();
+    resolved.set(c, v || "#888888");
+  }
+  return resolved.get(c);
+}
+if (typeof window !== "undefined" && window.matchMedia) {
+  // the system switched between light and dark: the variables with it
+  const mq = window.matchMedia("(prefers-color-scheme: dark)");
+  if (mq.addEventListener) mq.addEventListener("change", () => resolved.clear());
+}

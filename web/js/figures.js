@@ -4,9 +4,10 @@
 // metrics a host actually reported, which names to fetch; assemble() turns
 // fetched series into the aligned arrays the charts draw.
 
+// the theme's chart colours (css/app.css --c-*, light and dark)
 const C = {
-  blue: "#1f6feb", red: "#cf1322", orange: "#d46b08", green: "#2e8b57", purple: "#8e44ad",
-  teal: "#13a8a8", grey: "#6a7480", brown: "#8c5a2b", pink: "#c41d7f", olive: "#7c8b12",
+  blue: "var(--c-blue)", red: "var(--c-red)", orange: "var(--c-orange)", green: "var(--c-green)", purple: "var(--c-purple)",
+  teal: "var(--c-teal)", grey: "var(--c-grey)", brown: "var(--c-brown)", pink: "var(--c-pink)", olive: "var(--c-olive)",
 };
 
 // A line: {label, src: [{m: [names summed], label?}] (first whose names all
@@ -26,8 +27,10 @@ export const HOST_FIGURES = [
   },
   {
     id: "reclaim", title: "Reclaim: scanned vs stolen", unit: "pages/s", unit2: "ratio",
-    sub: "pgscan/pgsteal for kswapd and direct reclaim; efficiency = stolen / scanned (right axis)",
+    sub: "pgscan/pgsteal for kswapd and direct reclaim, and all reclaim (anon + file, 5.8+: a cgroup's limit reclaim too); efficiency = stolen / scanned (right axis)",
     lines: [
+      { label: "scan all", color: C.purple, dash: [6, 2], src: [{ m: ["vmstat.pgscan_anon", "vmstat.pgscan_file"] }] },
+      { label: "steal all", color: C.olive, dash: [6, 2], src: [{ m: ["vmstat.pgsteal_anon", "vmstat.pgsteal_file"] }] },
       { label: "scan kswapd", color: C.blue, src: [{ m: ["vmstat.pgscan_kswapd"] }, { prefix: "vmstat.pgscan_kswapd_" }] },
       { label: "steal kswapd", color: C.teal, src: [{ m: ["vmstat.pgsteal_kswapd"] }, { prefix: "vmstat.pgsteal_kswapd_" }] },
       { label: "scan direct", color: C.red, src: [{ m: ["vmstat.pgscan_direct"] }, { prefix: "vmstat.pgscan_direct_" }] },
@@ -292,4 +295,24 @@ export function inferPageSize(idx) {
   const r = ratios[Math.floor(ratios.length / 2)];
   for (const ps of [4096, 8192, 16384, 65536]) if (Math.abs(r - ps) / ps < 0.25) return ps;
   return 4096;
+}
+
+// What a chart has to show over its window: "unreported" (no line: the
+// kernel or cgroup has none of its names), "empty" (lines, but no value in
+// the window), "zero" (every value, min..max bands included, is 0: nothing
+// happened) or "data". The view folds all but "data" into one line each.
+export function activity(lines) {
+  if (!lines.length) return "unreported";
+  let seen = false;
+  for (const l of lines) {
+    for (const arr of [l.avg, l.max, l.min]) {
+      if (!arr) continue;
+      for (const v of arr) {
+        if (v === null || v === undefined) continue;
+        if (v !== 0) return "data";
+        seen = true;
+      }
+    }
+  }
+  return seen ? "zero" : "empty";
 }

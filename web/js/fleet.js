@@ -1,23 +1,26 @@
-// fleet.js - the fleet view: every host with its state, last seen, kernel and
-// sparklines, from one call to GET /api/v1/fleet?layout=columns every 10 s
-// (bucket times once, one value array per host and sparkline: a third of the
-// bytes of [ts, v] pairs at 1,000 hosts). Sorting and filtering are
-// client-side and kept in the hash (#/fleet?q=&state=&sort=). The table is
-// virtual (only the rows on screen exist), so 1,000 hosts render as fast as
-// a screenful.
+// fleet.js - the fleet view: every host with its state, last seen, kernel,
+// labels, alerts and sparklines, from one call to GET /api/v1/fleet?layout=columns
+// per refresh (bucket times once, one value array per host and sparkline: a
+// third of the bytes of [ts, v] pairs at 1,000 hosts). Sorting and
+// filtering are client-side and kept in the hash (#/fleet?q=&state=&sort=&label=).
+// The table is virtual (only the rows on screen exist), so 1,000 hosts
+// render as fast as a screenful; its columns share the window's width
+// (layoutColumns), so it fits from 1280 px up without cutting a value
+// that has no tooltip.
 import { getJSON } from "./api.js";
+import { chipText, chipTitle, compareAlerts, SEV_RANK } from "./alertfmt.js";
 import { h } from "./dom.js";
-import { fmtAgo, fmtPct, fmtRatio, fmtRate, fmtTime } from "./format.js";
+import { fmtAge, fmtAgo, fmtNum, fmtPct, fmtRatio, fmtRate, fmtTime, text } from "./format.js";
 import { makeHash, poll, replaceHash, setStatus } from "./nav.js";
 import { lastValue, maxValue, sparkline } from "./spark.js";
 
-const POLL_MS = 10000;
 const WINDOW_S = 3600;
-const POINTS = 60;
 const RANK = { critical: 2, warning: 1, ok: 0 };
 const ROW_H = 31;	// px, fixed by app.css (#fleet-table tbody tr)
 const OVERSCAN = 12;	// rows kept beyond the screen on each side
-const SPARK_W = 96, SPARK_H = 22;
+const SPARK_H = 22;
+// the request index.html's inline script sends before the modules load
+export const FLEET_PARAMS = { window: WINDOW_S, layout: "columns" };
 
 // A performance mark, once per page (bench/browser.mjs times the first load).
 function mark(name) {
@@ -33,23 +36,74 @@ const afterPaint = () => new Promise((r) => {
 
 // The sparkline columns: key in host.spark, label, formatter, fixed y max.
 const SPARKS = [
-  { key: "psi_memory_some", label: "PSI mem some", fmt: fmtPct, color: "#8e44ad", title: "PSI memory some avg10, %" },
-  { key: "refault_file", label: "File refaults", fmt: (v) => fmtRate(v), color: "#d46b08", title: "workingset_refault_file per second" },
-  { key: "reclaim_efficiency", label: "Reclaim eff.", fmt: fmtRatio, color: "#2e8b57", yMax: 1, title: "pgsteal / pgscan (kswapd + direct)" },
+  { key: "psi_memory_some", label: "PSI mem some", fmt: fmtPct, color: "var(--c-purple)", title: "PSI memory some avg10, %" },
+  { key: "refault_file", label: "File refaults", fmt: (v) => fmtRate(v), color: "var(--c-orange)", title: "workingset_refault_file, pages per second" },
+  { key: "reclaim_efficiency", label: "Reclaim eff.", fmt: fmtRatio, color: "var(--c-green)", yMax: 1, title: "pgsteal / pgscan (kswapd + direct)" },
 ];
 
+// The columns: sort key, heading, least width (px) and share of the width
+// left over, and the width of the value beside a sparkline.
+export const COLUMNS = [
+  { key: "state", label: "State", min: 86, grow: 0 },
+  { key: "host", label: "Host", min: 110, grow: 1.4 },
+  { key: "labels", label: "Labels", min: 86, grow: 1, sort: null },
+  { key: "kernel", label: "Kernel", min: 118, grow: 0.5 },
+  { key: "last_seen", label: "Last seen", min: 112, grow: 0 },
+  { key: "alerts", label: "Alerts", min: 160, grow: 1.6 },
+  { key: "psi_memory_some", label: "PSI mem some", min: 118, grow: 0.7, spark: 54 },
+  { key: "refault_file", label: "File refaults", min: 122, grow: 0.7, spark: 60 },
+  { key: "reclaim_efficiency", label: "Reclaim eff.", min: 104, grow: 0.7, spark: 44 },
+  { key: "swap", label: "Swap in / out", min: 134, grow: 0.7, spark: 84 },
+];
+
+// Column widths (px) for a table width: every column its least width, the
+// rest shared by grow. Sparkline canvases take what their value leaves.
+export function layoutColumns(width) {
+  const least = COLUMNS.reduce((s, c) => s + c.min, 0);
+  const grow = COLUMNS.reduce((s, c) => s + c.grow, 0);
+  const extra = Math.max(0, width - least);
+  const w = COLUMNS.map((c) => Math.floor(c.min + (extra * c.grow) / grow));
+  const spark = COLUMNS.map((c, i) => (c.spark ? Math.max(40, Math.min(160, w[i] - c.spark - 12 - 6)) : 0));
+  return { widths: w, spark };
+}
+
+// Label keys the hosts carry, most common first.
+export function labelKeys(hosts) {
+  const n = new Map();
+  for (const x of hosts || []) for (const k of Object.keys(x.labels || {})) n.set(k, (n.get(k) || 0) + 1);
+  return [...n.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map((e) => e[0]);
+}
+
 function labelText(labels) {
-  return Object.entries(labels || {}).map(([k, v]) => k + "=" + v);
+  return Object.entries(labels || {}).map(([k, v]) => k + "=" + text(v));
+}
+
+// The host's alerts as the fleet shows them: open ones (worst, newest
+// first), then those that ended within the window.
+export function hostAlerts(hst) {
+  const open = (hst.open_alerts || []).map((a) => ({ ...a, host: hst.host, state: "open" })).sort(compareAlerts);
+  const ended = (hst.resolved_alerts || []).map((a) => ({ ...a, host: hst.host, state: "resolved" }))
+    .sort((x, y) => (y.ended_at_ts || 0) - (x.ended_at_ts || 0));
+  return [...open, ...ended];
+}
+
+// Sort key of the default order: worst state first, then the host whose
+// worst alert started most recently, then silent hosts.
+function stateKey(hst) {
+  const open = hst.open_alerts || [];
+  let newest = 0;
+  for (const a of open) if ((SEV_RANK[a.severity] || 0) === RANK[hst.state] && (a.started_at_ts || 0) > newest) newest = a.started_at_ts;
+  return RANK[hst.state] * 1e11 + (hst.stale ? 5e10 : 0) + newest / 100;
 }
 
 // The value a column sorts by.
 function sortValue(hst, key) {
   switch (key) {
-    case "state": return RANK[hst.state] * 10 + (hst.stale ? 1 : 0);
+    case "state": return stateKey(hst);
     case "host": return hst.host;
     case "kernel": return hst.kernel || "";
     case "last_seen": return hst.last_seen_ts || 0;
-    case "alerts": return (hst.open_alerts || []).length;
+    case "alerts": return (hst.open_alerts || []).length * 1000 + (hst.resolved_alerts || []).length;
     case "swap": return (lastOf(hst, "swap_in") || 0) + (lastOf(hst, "swap_out") || 0);
     default: return lastOf(hst, key) ?? -1;
   }
@@ -97,6 +151,8 @@ export function fromColumns(data) {
   return data;
 }
 
+// The text filter matches host, kernel, labels ("k=v") and the kind and
+// cgroup of the host's open and recently ended alerts.
 export function matches(hst, q, state) {
   if (state === "stale" && !hst.stale) return false;
   if (state === "problem" && hst.state === "ok") return false;
@@ -104,6 +160,7 @@ export function matches(hst, q, state) {
   if (!q) return true;
   const needle = q.toLowerCase();
   const hay = [hst.host, hst.kernel || "", ...labelText(hst.labels)];
+  for (const a of [...(hst.open_alerts || []), ...(hst.resolved_alerts || [])]) hay.push(a.kind || "", a.cgroup || "");
   return hay.some((s) => s.toLowerCase().includes(needle));
 }
 
@@ -113,26 +170,21 @@ export function mount(el, route) {
     state: route.params.get("state") || "all",
     sort: route.params.get("sort") || "state",
     asc: route.params.get("asc") === "1",
+    label: route.params.get("label") || "",
     data: null,
   };
 
-  const input = h("input", { type: "search", placeholder: "filter host, label, kernel", id: "fleet-filter", value: st.q, size: 28 });
+  const input = h("input", { type: "search", placeholder: "host, label, kernel, alert kind, cgroup", id: "fleet-filter", value: st.q, size: 30 });
   const sel = h("select", { id: "fleet-state" },
     ["all", "problem", "critical", "warning", "ok", "stale"].map((s) =>
       h("option", { value: s, selected: s === st.state }, s === "problem" ? "warning+critical" : s)));
+  const labelSel = h("select", { id: "fleet-label", title: "what the Labels column shows" });
   const count = h("span", { class: "muted", id: "fleet-count" });
   const tbody = h("tbody");
-  const cols = [
-    ["state", "State"], ["host", "Host"], [null, "Labels"], ["kernel", "Kernel"],
-    ["last_seen", "Last seen"], ["alerts", "Open alerts"],
-    ...SPARKS.map((s) => [s.key, s.label]), ["swap", "Swap in / out"],
-  ];
   const thead = h("tr");
-  // fixed column widths: the virtual table's rows must not change them
-  const widths = [150, 125, 95, 130, 110, 185, 160, 160, 150, 205];
-  const table = h("table", { class: "grid fleet", id: "fleet-table" },
-    h("colgroup", {}, widths.map((w) => h("col", { style: "width:" + w + "px" }))),
-    h("thead", {}, thead), tbody);
+  const colgroup = h("colgroup");
+  const table = h("table", { class: "grid fleet data", id: "fleet-table" }, colgroup, h("thead", {}, thead), tbody);
+  const wrap = h("div", { class: "fleet-wrap" }, table);
   // one tile per state: the fleet's health at a glance, and a filter
   const tiles = h("div", { class: "tiles", id: "fleet-tiles" });
   function renderTiles(hosts) {
@@ -140,55 +192,108 @@ export function mount(el, route) {
     for (const x of hosts) { n[x.state] = (n[x.state] || 0) + 1; if (x.stale) n.stale++; }
     tiles.replaceChildren(...["critical", "warning", "ok", "stale"].map((k) =>
       h("button", {
+        type: "button",
         class: "tile " + k + (n[k] ? "" : " zero") + (st.state === k ? " on" : ""), dataset: { tile: k },
-        title: "show only " + k + " hosts (click again for all)",
+        "aria-pressed": st.state === k ? "true" : "false",
+        title: "show only " + (k === "stale" ? "silent" : k) + " hosts (click again for all)",
         onclick: () => { st.state = st.state === k ? "all" : k; sel.value = st.state; syncHash(); renderBody(); },
       }, h("span", { class: "n" }, String(n[k])), h("span", { class: "k" }, k === "stale" ? "silent" : k))));
   }
 
   function syncHash() {
-    replaceHash(makeHash("fleet", "", { q: st.q, state: st.state === "all" ? "" : st.state, sort: st.sort === "state" ? "" : st.sort, asc: st.asc ? "1" : "" }));
+    replaceHash(makeHash("fleet", "", { q: st.q, state: st.state === "all" ? "" : st.state, sort: st.sort === "state" ? "" : st.sort,
+      asc: st.asc ? "1" : "", label: st.label }));
+  }
+
+  // column widths from the table's width; rebuilt rows on a change
+  let layout = layoutColumns(1250);
+  function applyLayout() {
+    const wdt = Math.max(0, wrap.clientWidth || el.clientWidth || 1250);
+    const next = layoutColumns(wdt);
+    const changed = next.widths.join() !== layout.widths.join() || !colgroup.children.length;
+    layout = next;
+    if (changed) colgroup.replaceChildren(...layout.widths.map((w) => h("col", { style: "width:" + w + "px" })));
+    return changed;
   }
 
   function renderHead() {
-    thead.replaceChildren(...cols.map(([key, label]) => {
-      if (!key) return h("th", {}, label);
-      const cls = "sortable" + (st.sort === key ? " sorted" + (st.asc ? " asc" : "") : "");
-      return h("th", {
-        class: cls, dataset: { sort: key },
-        onclick: () => {
-          if (st.sort === key) st.asc = !st.asc;
-          else { st.sort = key; st.asc = key === "host" || key === "kernel"; }
-          syncHash(); renderHead(); renderBody();
-        },
-      }, label);
+    thead.replaceChildren(...COLUMNS.map((c) => {
+      const label = c.key === "labels" ? (st.label ? "Label " + st.label : "Labels") : c.label;
+      if (c.sort === null) return h("th", { scope: "col" }, label);
+      const on = st.sort === c.key;
+      const dir = on ? (st.asc ? "ascending" : "descending") : "none";
+      return h("th", { scope: "col", class: "sortable" + (on ? " sorted" + (st.asc ? " asc" : "") : ""), dataset: { sort: c.key }, "aria-sort": dir },
+        h("button", {
+          type: "button", class: "sort",
+          "aria-label": "sort by " + label.toLowerCase() + (on ? ", now " + dir + "; press to reverse" : ""),
+          onclick: () => {
+            if (st.sort === c.key) st.asc = !st.asc;
+            else { st.sort = c.key; st.asc = c.key === "host" || c.key === "kernel"; }
+            syncHash(); renderHead(); renderBody();
+            const again = thead.querySelector(`th[data-sort="${c.key}"] button`);
+            if (again) again.focus();
+          },
+        }, label));
     }));
+  }
+
+  function renderLabelPicker(hosts) {
+    const keys = labelKeys(hosts);
+    if (st.label && !keys.includes(st.label)) keys.push(st.label);
+    labelSel.replaceChildren(h("option", { value: "" }, "all labels"),
+      ...keys.map((k) => h("option", { value: k, selected: k === st.label }, k)));
+    labelSel.value = st.label;
+  }
+
+  // The Alerts cell: the first alert as a chip "thrash · 38m" (its summary
+  // as tooltip, a link to that alert), "+N" for the others with all of
+  // them in its tooltip; alerts that ended within the hour are marked.
+  function alertsCell(hst, now) {
+    const all = hostAlerts(hst);
+    if (!all.length) return h("td", { class: "alerts-cell" }, h("span", { class: "muted" }, "none"));
+    const first = all[0];
+    const link = (a, cls, txt, title) => h("a", {
+      class: "chip " + cls, href: makeHash("alerts", "", { host: hst.host, state: "all", id: a ? a.id : "" }), title,
+      dataset: a ? { alertId: a.id } : {},
+    }, txt);
+    const kids = [link(first, (first.state === "resolved" ? "resolved " : "") + first.severity, chipText(first, now), chipTitle(first, now))];
+    if (all.length > 1) {
+      const rest = all.slice(1);
+      kids.push(link(null, "more", "+" + rest.length,
+        all.map((a) => (a.state === "resolved" ? "ended: " : "") + chipTitle(a, now).replace("\n", " \u2014 ")).join("\n")));
+    }
+    return h("td", { class: "alerts-cell" }, kids);
   }
 
   function row(hst, t0, t1) {
     const sp = hst.spark || {};
-    const spark = (series, title, yMax) => sparkline(series, t0, t1, { w: SPARK_W, h: SPARK_H, yMax: yMax ?? null, title });
+    const now = st.data.now_ts;
     const stateCls = "st-" + hst.state + (hst.stale ? " stale" : "");
-    const alerts = (hst.open_alerts || []).map((a) =>
-      h("a", { class: "chip " + a.severity, href: makeHash("alerts", "", { host: hst.host, state: "open" }), title: a.cgroup || "host-wide" },
-        a.kind + (a.cgroup ? " (" + a.cgroup.split("/").pop() + ")" : "")));
-    const sparkCells = SPARKS.map((s) => {
+    const sparkCells = SPARKS.map((s, i) => {
       const pts = sp[s.key] || [];
-      return h("td", { class: "spark-cell", dataset: { spark: s.key } },
-        spark([{ points: pts, color: s.color }], s.title + " (max " + s.fmt(maxValue(pts)) + ")", s.yMax),
-        h("span", { class: "spark-val" }, s.fmt(lastValue(pts))));
+      const val = s.fmt(lastValue(pts));
+      return h("td", { class: "spark-cell", dataset: { spark: s.key }, title: s.title + ": " + val + " now, max " + s.fmt(maxValue(pts)) + " in the hour" },
+        sparkline([{ points: pts, color: s.color }], t0, t1, { w: layout.spark[6 + i], h: SPARK_H, yMax: s.yMax ?? null }),
+        h("span", { class: "spark-val" }, val));
     });
     const swapIn = sp.swap_in || [], swapOut = sp.swap_out || [];
-    sparkCells.push(h("td", { class: "spark-cell", dataset: { spark: "swap" } },
-      spark([{ points: swapIn, color: "#1f6feb" }, { points: swapOut, color: "#cf1322" }], "pswpin (blue) / pswpout (red), pages/s"),
-      h("span", { class: "spark-val" }, fmtRate(lastValue(swapIn)) + " / " + fmtRate(lastValue(swapOut)))));
+    const si = lastValue(swapIn), so = lastValue(swapOut);
+    sparkCells.push(h("td", { class: "spark-cell", dataset: { spark: "swap" }, title: "pswpin (blue) / pswpout (red): " + fmtRate(si, "pages") + " in, " + fmtRate(so, "pages") + " out" },
+      sparkline([{ points: swapIn, color: "var(--c-blue)" }, { points: swapOut, color: "var(--c-red)" }], t0, t1, { w: layout.spark[9], h: SPARK_H }),
+      h("span", { class: "spark-val" }, fmtNum(si) + " / " + fmtNum(so))));
+    const labels = labelText(hst.labels);
+    const labelCell = st.label
+      ? h("td", { class: "labels", title: st.label + "=" + text(hst.labels?.[st.label]) }, text(hst.labels?.[st.label]))
+      : h("td", { class: "labels", title: labels.join(", ") || "no labels" }, labels.length ? labels.join(", ") : h("span", { class: "muted" }, "\u2013"));
+    const age = now - (hst.last_seen_ts || 0);
     const tr = h("tr", { class: stateCls, dataset: { host: hst.host, state: hst.state, stale: hst.stale ? "1" : "0" } },
-      h("td", {}, h("span", { class: "badge " + hst.state }, hst.state), hst.stale ? [" ", h("span", { class: "badge stale", title: "no sample for 3 intervals" }, "stale")] : null),
-      h("td", { class: "host" }, h("a", { href: makeHash("host", hst.host, {}) }, hst.host)),
-      h("td", {}, labelText(hst.labels).map((l) => h("span", { class: "chip" }, l))),
-      h("td", { class: "mono" }, hst.kernel || "\u2013"),
-      h("td", { class: "seen", title: fmtTime(hst.last_seen_ts) }, fmtAgo(hst.last_seen_ts, st.data.now_ts)),
-      h("td", { class: "alerts-cell" }, alerts.length ? alerts : h("span", { class: "muted" }, "none")),
+      h("td", {}, h("span", { class: "badge " + hst.state }, hst.state)),
+      h("td", { class: "host", title: hst.host }, h("a", { href: makeHash("host", hst.host, {}) }, hst.host)),
+      labelCell,
+      h("td", { class: "mono", title: text(hst.kernel) }, text(hst.kernel)),
+      h("td", { class: "seen", title: "last sample " + fmtTime(hst.last_seen_ts) + " (" + fmtAgo(hst.last_seen_ts, now) + " at the answer's time)" + (hst.stale ? "; no sample for 3 intervals: silent" : "") },
+        hst.last_seen_ts ? fmtAge(age) : "\u2013", hst.stale ? [" ", h("span", { class: "badge stale" }, "silent")] : null),
+      alertsCell(hst, now),
       ...sparkCells);
     return tr;
   }
@@ -199,7 +304,7 @@ export function mount(el, route) {
   // cost the same to render as 60.
   const view = { shown: [], a: 0, b: 0, t0: 0, t1: 0, trs: new Map() };
   const spacer = (px) => h("tr", { class: "spacer", "aria-hidden": "true" },
-    h("td", { colspan: cols.length, style: "height:" + px + "px" }));
+    h("td", { colspan: COLUMNS.length, style: "height:" + px + "px" }));
 
   // Rows [a, b) that must exist for the current scroll position.
   function needed(overscan) {
@@ -237,8 +342,14 @@ export function mount(el, route) {
     scrollQueued = true;
     requestAnimationFrame(() => { scrollQueued = false; paintRows(false); });
   };
+  let resizeTimer = null;
+  const onResize = () => {
+    onScroll();
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => { if (applyLayout() && st.data) renderBody(); }, 150);
+  };
   window.addEventListener("scroll", onScroll, { passive: true });
-  window.addEventListener("resize", onScroll);
+  window.addEventListener("resize", onResize);
 
   function renderBody(first = false) {
     if (!st.data) return;
@@ -255,7 +366,7 @@ export function mount(el, route) {
     view.t1 = st.data.now_ts;
     view.t0 = view.t1 - WINDOW_S;
     if (shown.length === 0) {
-      tbody.replaceChildren(h("tr", {}, h("td", { colspan: cols.length, class: "empty" },
+      tbody.replaceChildren(h("tr", {}, h("td", { colspan: COLUMNS.length, class: "empty" },
         hosts.length ? "no host matches the filter" : "no host has reported yet")));
     } else {
       // the first render builds the rows on screen only, the overscan ones
@@ -266,51 +377,60 @@ export function mount(el, route) {
     renderTiles(hosts);
     const bad = hosts.filter((x) => x.state !== "ok").length;
     const stale = hosts.filter((x) => x.stale).length;
-    count.textContent = `${shown.length} of ${hosts.length} hosts \u00b7 ${bad} with open alerts \u00b7 ${stale} stale`;
+    count.textContent = `${shown.length} of ${hosts.length} hosts \u00b7 ${bad} with open alerts \u00b7 ${stale} silent`;
   }
 
   input.addEventListener("input", () => { st.q = input.value.trim(); syncHash(); renderBody(); });
   sel.addEventListener("change", () => { st.state = sel.value; syncHash(); renderBody(); });
+  labelSel.addEventListener("change", () => { st.label = labelSel.value; syncHash(); renderHead(); renderBody(); });
 
   el.append(
     h("div", { class: "fleet-head" }, h("h1", {}, "Fleet"), tiles),
     h("div", { class: "toolbar" }, h("label", { for: "fleet-filter" }, "Filter"), input,
-      h("label", { for: "fleet-state" }, "State"), sel, count,
+      h("label", { for: "fleet-state" }, "State"), sel,
+      h("label", { for: "fleet-label" }, "Label column"), labelSel, count,
       h("span", { class: "muted" }, "\u00b7 sparklines: last hour"),
       h("a", { class: "cmp-link", id: "fleet-compare", href: makeHash("compare", "", { group_by: "kernel" }), title: "reclaim figures of two kernel releases side by side" }, "compare kernels")),
-    table);
+    wrap);
+  applyLayout();
   renderHead();
 
   let rendered = false;
   const stop = poll(async (signal) => {
     try {
-      st.data = fromColumns(await getJSON("fleet", { window: WINDOW_S, points: POINTS, layout: "columns" }, signal));
-      const first = !rendered;
-      rendered = true;
-      renderBody(first);
-      if (first) {
-        // for bench/browser.mjs: the table with its visible sparklines
-        // built, then that frame painted (the page answers input), then the
-        // overscan rows
-        mark("fleet-rendered");
-        await afterPaint();
-        if (signal.aborted) return;
-        mark("fleet-interactive");
-        paintRows(false, OVERSCAN, true);
-      }
-      setStatus("updated " + fmtTime(Date.now() / 1000).slice(11));
+      st.data = fromColumns(await getJSON("fleet", FLEET_PARAMS, signal));
     } catch (e) {
-      if (e.name === "AbortError") return;
+      if (e.name === "AbortError" || (e.status === 0 || e.status >= 500)) throw e;	// poll: stale, retried
       setStatus("fleet: " + e.message, true);
-      if (!st.data) tbody.replaceChildren(h("tr", {}, h("td", { colspan: cols.length, class: "error" }, "could not load the fleet: " + e.message)));
+      if (!st.data) tbody.replaceChildren(h("tr", {}, h("td", { colspan: COLUMNS.length, class: "error" }, "could not load the fleet: " + e.message)));
+      throw e;
     }
-  }, POLL_MS);
+    const first = !rendered;
+    rendered = true;
+    if (first) {
+      renderLabelPicker(st.data.hosts);
+      applyLayout();
+    }
+    renderBody(first);
+    if (first) {
+      // for bench/browser.mjs: the table with its visible sparklines
+      // built, then that frame painted (the page answers input), then the
+      // overscan rows
+      mark("fleet-rendered");
+      await afterPaint();
+      if (signal.aborted) return;
+      mark("fleet-interactive");
+      paintRows(false, OVERSCAN, true);
+    }
+    el.dataset.loaded = String(Date.now());
+  });
 
   return {
     destroy: () => {
       stop();
+      clearTimeout(resizeTimer);
       window.removeEventListener("scroll", onScroll);
-      window.removeEventListener("resize", onScroll);
+      window.removeEventListener("resize", onResize);
     },
   };
 }
