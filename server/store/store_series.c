@@ -548,10 +548,10 @@ int series_read(struct store *st, PGconn *c, struct series_src *src, const struc
 			goto out;
 		if (!yes) {
 			if (cg)
-				snprintf(err, errlen, "metric %s was never reported by cgroup %s of %s", q->metric,
+				snprintf(err, errlen, "%s was never reported by cgroup %s of %s", q->metric,
 					 q->cgroup, q->host);
 			else
-				snprintf(err, errlen, "metric %s was never reported by %s", q->metric, q->host);
+				snprintf(err, errlen, "%s was never reported by %s", q->metric, q->host);
 			rc = STORE_ENOMETRIC;
 			goto out;
 		}
