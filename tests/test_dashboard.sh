@@ -8,8 +8,10 @@
 # The thrash alert on db-07 comes from the detectors. Should they raise none
 # (a detector retuned), one is written into the alerts table with psql, and
 # the test says so, so the alerts view is still tested against real rows.
-# Then the page against a server with --read-token (tests/browser/readtoken.test.mjs).
-# Screenshots: tests/out/dashboard-*.png. Prints "N passed, N failed" (the
+# Then every view at three widths and through outages (tests/browser/views.test.mjs,
+# which starts servers of its own on the same database), and the page
+# against a server with --read-token (tests/browser/readtoken.test.mjs).
+# Screenshots: tests/out/dashboard-*.png, tests/out/views-*.png. Prints "N passed, N failed" (the
 # browser checks plus the servers' clean exits under the sanitizers).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +60,16 @@ run_browser() {
 }
 
 run_browser tests/browser/dashboard.test.mjs
+
+# every view at 1280, 1440 and 1920 px with two recorded hosts more (a
+# hybrid cgroup host thrashing, an OOM kill before a host went quiet), the
+# keyboard and the header's controls, and outages: servers of its own on
+# this database (tests/browser/views.test.mjs)
+if ! python3 tests/browser/gen_samples.py --url "$E2E_URL" --token "$E2E_TOKEN" --only-recordings; then
+	bad "posting the recorded hosts"
+fi
+run_browser tests/browser/views.test.mjs SERVER="$SERVER" SERVER_DB="$E2E_DB" SERVER_TOKEN="$E2E_TOKEN" \
+	SCHEMA_DIR="$E2E_ROOT/schema" WEB_DIR="$E2E_ROOT/web"
 e2e_server_stop
 
 # the same database behind a server that needs a read token

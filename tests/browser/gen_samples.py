@@ -11,7 +11,8 @@ POST /api/v1/samples in batches.
   web-03  4.19 kernel (no _file/_anon refault split, no PSI), stopped
           reporting 10 minutes ago (stale)
 
-With --recordings, two recorded traces of tests/corpus too, moved in time:
+With --recordings (--only-recordings: these alone), two recorded traces of
+tests/corpus too, moved in time:
   rec-07  real-filethrash: a 256 MiB cgroup at its v1 memory limit reading a
           1 GiB file, on a hybrid machine (v1 memory controller, v2
           pressure: each cgroup reported twice); ends 20 s before now
@@ -195,6 +196,7 @@ def main():
     ap.add_argument("--interval", type=float, default=10.0)
     ap.add_argument("--now", type=float, default=None)
     ap.add_argument("--recordings", action="store_true", help="also replay two corpus traces (rec-07, oom-03)")
+    ap.add_argument("--only-recordings", action="store_true", help="replay the two corpus traces only")
     a = ap.parse_args()
     if not a.url and not a.jsonl:
         ap.error("--url or --jsonl is required")
@@ -207,6 +209,8 @@ def main():
              Host("web-03", "4.19.0-26-amd64", {"role": "web", "dc": "ams2"}, 4, old=True, stop_before_s=600)]
     n = int(a.minutes * 60 / a.interval)
     posted = 0
+    if a.only_recordings:
+        hosts, a.recordings = [], True
     for hst in hosts:
         batch = []
         for i in range(n + 1):

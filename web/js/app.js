@@ -9,7 +9,7 @@
 // the view it shows: the fleet does not evaluate uPlot and the charts, a
 // host view not the fleet table (index.html preloads the opened view's
 // modules, so its import costs no round trip).
-import { initHeader, parseHash, resetFreshness } from "./nav.js";
+import { initHeader, parseHash, poll, resetFreshness } from "./nav.js";
 
 const VIEWS = {
   fleet: () => import("./fleet.js"),
@@ -20,15 +20,31 @@ const VIEWS = {
 let current = null;
 let seq = 0;
 
-// A view's modules did not load. The usual cause is web/vendor/ left empty
-// (`make` alone does not fetch uPlot): say which file and how to get it.
+// A view's modules did not load. Either the server is away (the view
+// opened during an outage: the banner says so, and the page loads again
+// once the server answers, since a module that failed to load is not
+// fetched again by a later import), or a file is missing: web/vendor/ left
+// empty (`make` alone does not fetch uPlot) is named, with how to get it.
+let stopWait = null;
 async function importFailed(el, name, err) {
   let missing = null;
-  if (name === "host") {
-    try {
-      const r = await fetch("vendor/uPlot.min.esm.js", { method: "HEAD" });
-      if (!r.ok) missing = "vendor/uPlot.min.esm.js";
-    } catch (_) { /* the server itself is away: say that instead */ }
+  try {
+    const r = await fetch(name === "host" ? "vendor/uPlot.min.esm.js" : "index.html", { method: "HEAD", cache: "no-store" });
+    if (r.status >= 500) throw new Error(r.status);
+    if (!r.ok && name === "host") missing = "vendor/uPlot.min.esm.js";
+  } catch (_) {
+    const wait = document.createElement("div");
+    wait.className = "empty";
+    wait.textContent = "waiting for the server to load the " + name + " view\u2026";
+    el.replaceChildren(wait);
+    resetFreshness();
+    if (stopWait) stopWait();
+    stopWait = poll(async () => {
+      const r = await fetch("index.html", { method: "HEAD", cache: "no-store" }).catch(() => null);
+      if (!r || !r.ok) throw Object.assign(new Error("server unreachable"), { status: r ? r.status : 0 });
+      location.reload();
+    }, { every: null });
+    return;
   }
   const p = (t) => { const x = document.createElement("p"); x.textContent = t; return x; };
   const box = document.createElement("div");
@@ -46,6 +62,7 @@ async function importFailed(el, name, err) {
 
 async function route() {
   const my = ++seq;
+  if (stopWait) { stopWait(); stopWait = null; }
   const r = parseHash(location.hash);
   if (current) {
     try { current.destroy(); } catch (e) { console.warn("destroy failed", e); }

@@ -44,7 +44,7 @@ const SPARKS = [
 // The columns: sort key, heading, least width (px) and share of the width
 // left over, and the width of the value beside a sparkline.
 export const COLUMNS = [
-  { key: "state", label: "State", min: 86, grow: 0 },
+  { key: "state", label: "State", min: 98, grow: 0 },
   { key: "host", label: "Host", min: 110, grow: 1.4 },
   { key: "labels", label: "Labels", min: 86, grow: 1, sort: null },
   { key: "kernel", label: "Kernel", min: 118, grow: 0.5 },
