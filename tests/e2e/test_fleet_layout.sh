@@ -32,10 +32,25 @@ check_status 202 "posting fl-old"
 req GET "/api/v1/alerts?host=fl-old&kind=host_silent&state=open"
 check_jq '.alerts | length == 0' "fl-old posted just now: no host_silent"
 
-req GET "/api/v1/fleet?window=3600&points=60"
+req GET "/api/v1/fleet?window=3600&points=13"
 check_status 200 "fleet, points layout"
 points=$BODY
-req GET "/api/v1/fleet?window=3600&points=60&layout=columns"
+# points: honoured up to the hour's 5-minute buckets, refused beyond
+req GET "/api/v1/fleet?window=3600&points=60"
+check_status 400 "fleet, more points than the window's 5-minute buckets"
+check_contains "points: expected 1 to 13 for window=3600" "the error names the points allowed"
+req GET "/api/v1/fleet?window=3600&layout=columns"
+check_jq '.points == 13 and (.ts | length) == 13 and .step_s == 300' "fleet: the default is every 5-minute bucket of the window"
+req GET "/api/v1/fleet?window=3600&points=4&layout=columns"
+check_jq '.points == 4 and (.ts | length) <= 4 and (.ts | length) >= 3 and .step_s == 1200' "fleet: 4 points are 20-minute buckets"
+# the alerts of a host: open ones with their start and summary, and those
+# that ended within the window
+req GET "/api/v1/fleet?window=3600&layout=columns"
+check_jq '[.hosts[] | select(.host == "fl-old") | .open_alerts[] | select(.kind == "host_silent")
+	| (.started_at_ts | type) == "number" and (.summary | startswith("no sample for"))] == [true]' \
+	"fleet: an open alert carries started_at_ts and its summary"
+check_jq '[.hosts[] | .resolved_alerts | type == "array"] | all' "fleet: every host has resolved_alerts"
+req GET "/api/v1/fleet?window=3600&points=13&layout=columns"
 check_status 200 "fleet, columns layout"
 columns=$BODY
 check_jq '.layout == "columns" and (.ts | length) > 8 and (.ts | length) <= 14' "columns: bucket times once"
