@@ -248,6 +248,43 @@ enum MHD_Result api_series(struct request *rq)
 	return answer(rq, rc, out, err);
 }
 
+/* One series answer's points as columns: "ts" and "v" (raw), or "ts",
+ * "avg", "min", "max" (downsampled), in place of "points". A browser then
+ * parses four arrays per series instead of one small array per point (a
+ * 7-day host view: ~11,000 of them). The number objects are moved, not
+ * copied. 0, or -1 when out of memory (o is then unchanged). */
+static int series_columns(json_t *o)
+{
+	json_t *pts = json_object_get(o, "points");
+	bool ds = json_is_true(json_object_get(o, "downsampled"));
+	int ncol = ds ? 4 : 2;
+	static const char *const names[2][4] = { { "ts", "v", NULL, NULL }, { "ts", "avg", "min", "max" } };
+	json_t *col[4] = { NULL, NULL, NULL, NULL };
+	size_t i;
+	json_t *p;
+	int bad = 0;
+
+	for (int c = 0; c < ncol; c++)
+		bad |= !(col[c] = json_array());
+	json_array_foreach(pts, i, p) {
+		for (int c = 0; !bad && c < ncol; c++) {
+			json_t *v = json_array_get(p, (size_t)c);
+			bad |= json_array_append(col[c], v ? v : json_null()) < 0;
+		}
+	}
+	for (int c = 0; !bad && c < ncol; c++)
+		bad |= json_object_set(o, names[ds][c], col[c]) < 0;
+	for (int c = 0; c < ncol; c++)
+		json_decref(col[c]);
+	if (bad) {
+		for (int c = 0; c < ncol; c++)
+			json_object_del(o, names[ds][c]);
+		return -1;
+	}
+	json_object_del(o, "points");
+	return 0;
+}
+
 /* Several series of one window in one answer (the dashboard's host view):
  * the same parameters as api_series with metrics= a comma list. */
 enum MHD_Result api_series_batch(struct request *rq)
@@ -264,7 +301,7 @@ enum MHD_Result api_series_batch(struct request *rq)
 	q->host = rq->route.host;
 	if (params_series_batch(&src, time_now_ms(), q, err, sizeof(err)) < 0) {
 		res = respond_error(rq, 400, err, NULL,
-				    "see docs/api.md: metrics (comma list), cgroup, since, until, points");
+				    "see docs/api.md: metrics (comma list), cgroup, since, until, points, layout");
 	} else if (!st) {
 		res = respond_unavailable(rq);
 	} else {
@@ -273,8 +310,21 @@ enum MHD_Result api_series_batch(struct request *rq)
 			res = no_metric(rq, "metrics", q->metrics[q->failed], q->cgroup, q->cgroup_version, err);
 		else if (rc == STORE_ENOTFOUND)	/* the host, or with cgroup= that cgroup */
 			res = respond_error(rq, 404, *err ? err : "no such host", rq->route.host, NULL);
-		else
+		else {
+			if (rc == STORE_OK && q->columns) {
+				size_t i;
+				json_t *one;
+				int bad = json_object_set_new(out, "layout", json_string("columns")) < 0;
+				json_array_foreach(json_object_get(out, "series"), i, one)
+					bad |= series_columns(one) < 0;
+				if (bad) {
+					json_decref(out);
+					free(q);
+					return respond_error(rq, 500, "out of memory", NULL, NULL);
+				}
+			}
 			res = answer(rq, rc, out, err);
+		}
 	}
 	free(q);
 	return res;

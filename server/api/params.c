@@ -236,6 +236,12 @@ int params_series_batch(const struct param_src *src, int64_t now_ms, struct seri
 		*comma = '\0';
 		p = comma + 1;
 	}
+	const char *layout;
+	if (get(src, "layout", &layout, err, errlen) < 0)
+		return -1;
+	q->columns = layout && strcmp(layout, "columns") == 0;
+	if (layout && !q->columns && strcmp(layout, "points") != 0)
+		return errf(err, errlen, "layout: expected points or columns");
 	return series_window(src, now_ms, &q->cgroup, &q->cgroup_version, &q->since_ms, &q->until_ms, &q->points,
 			     err, errlen);
 }

@@ -37,8 +37,9 @@ int params_series(const struct param_src *src, int64_t now_ms, struct series_que
 		  char *err, size_t errlen);
 
 /* GET /api/v1/hosts/{host}/series_batch: metrics (required, a comma list
- * of up to SERIES_BATCH_MAX names, copied into q->namebuf), then cgroup,
- * since, until, points as params_series. q->host is left alone. */
+ * of up to SERIES_BATCH_MAX names, copied into q->namebuf), layout (points
+ * or columns), then cgroup, since, until, points as params_series. q->host
+ * is left alone. */
 int params_series_batch(const struct param_src *src, int64_t now_ms, struct series_batch_query *q,
 			char *err, size_t errlen);
 

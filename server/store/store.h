@@ -155,6 +155,7 @@ struct series_batch_query {
 	int64_t since_ms, until_ms;
 	int points;		/* as series_query.points */
 	int failed;		/* out: index of the metric an error is about, -1 when none */
+	bool columns;		/* layout=columns: the API writes each series as columns (api_read.c) */
 };
 
 /* *out = {"host","cgroup","since_ts","until_ts","series":[...]}: one

@@ -77,6 +77,21 @@ eq("sum with a missing bucket", lines[1].avg, [50, 10]);
 eq("efficiency per bucket", lines[2].avg, [0.5, 0.25]);
 eq("efficiency has no band", lines[2].min, null);
 
+// columns answers (series_batch?layout=columns): the same arrays as points answers
+{
+  const idxC = index(new Map([
+    ["vmstat.pgscan_kswapd_normal", { downsampled: true, ts: [100, 110], avg: [80, 40], min: [70, 30], max: [90, 50] }],
+    ["vmstat.pgscan_kswapd_dma32", { downsampled: true, ts: [100, 110], avg: [20, 0], min: [10, 0], max: [30, 0] }],
+    ["vmstat.pgsteal_kswapd_normal", { downsampled: true, ts: [100, 110], avg: [50, 10], min: [50, 10], max: [50, 10] }],
+    ["vmstat.pgsteal_kswapd_dma32", { downsampled: true, ts: [100], avg: [0], min: [0], max: [0] }],
+  ]));
+  const lc = assemble(fig(rOld, "reclaim"), idxC, 4096);
+  eq("columns: x is the union", idxC.x, [100, 110]);
+  eq("columns: zone sums and bands as from points", [lc[0].avg, lc[0].min, lc[0].max, lc[1].avg, lc[2].avg], [[100, 40], [80, 30], [120, 50], [50, 10], [0.5, 0.25]]);
+  const raw1 = index(new Map([["a", { downsampled: false, ts: [1, 2], v: [3, null] }]]));
+  eq("columns: raw series", [raw1.x, raw1.byName.get("a").avg, raw1.byName.get("a").max], [[1, 2], [3, null], [3, null]]);
+}
+
 // raw series: no band; kB and page conversions; swap used difference
 const raw = (pts) => ({ downsampled: false, points: pts });
 const haveD = new Set(["meminfo.Dirty", "vmstat.nr_dirty_threshold", "meminfo.SwapTotal", "meminfo.SwapFree", "vmstat.pswpin"]);
@@ -146,7 +161,7 @@ eq("merge overlapping", mergeIntervals([{ t0: 10, t1: 20, severity: "critical" }
   eq("7d window", [win.since, win.until, win.fixed], [395200, 1000000, false]);
   const rq = requestsFor("db 1", "", win, ["a", "b", "c"], 321);
   eq("two batches, in halves", rq.batches.map((b) => b.metrics), ["a,b", "c"]);
-  eq("batch URL", apiUrl("hosts/db%201/series_batch", rq.batches[1]), "api/v1/hosts/db%201/series_batch?metrics=c&since=395200.000&until=1000000.000&points=321");
+  eq("batch URL, columns", apiUrl("hosts/db%201/series_batch", rq.batches[1]), "api/v1/hosts/db%201/series_batch?metrics=c&since=395200.000&until=1000000.000&points=321&layout=columns");
   eq("alerts over the window", rq.alerts, { host: "db 1", since: 395200, until: 1000000, state: "all", limit: 1000 });
   eq("fixed window from the hash", windowOf(new URLSearchParams("from=10&to=20")), { since: 10, until: 20, fixed: true, rangeKey: null });
 }

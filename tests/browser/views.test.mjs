@@ -245,6 +245,7 @@ async function interactions() {
   check("the zoom buttons are named for screen readers", zoomNames.length === 4 && zoomNames.every((n) => n && n.length > 8), JSON.stringify(zoomNames));
   // a custom range
   await page.click("#custom-range summary");
+  await page.waitForSelector("#range-from");
   await page.fill("#range-from", "2020-01-01T10:00");
   await page.fill("#range-to", "2020-01-01T09:00");
   await page.click("#range-apply");

@@ -9,7 +9,7 @@
 // the view it shows: the fleet does not evaluate uPlot and the charts, a
 // host view not the fleet table (index.html preloads the opened view's
 // modules, so its import costs no round trip).
-import { initHeader, parseHash, poll, resetFreshness } from "./nav.js";
+import { applyPrefs, initHeader, parseHash, poll, resetFreshness } from "./nav.js";
 
 const VIEWS = {
   fleet: () => import("./fleet.js"),
@@ -87,7 +87,9 @@ async function route() {
   current = view.mount(el, r);
 }
 
-initHeader();
+applyPrefs();
+// the header's controls once the first view had its first frames
+window.addEventListener("load", () => setTimeout(initHeader, 300));
 window.addEventListener("hashchange", () => { route().catch((e) => console.error("route", e)); });
 // a new time zone: the view again, every time written anew
 window.addEventListener("vmscope-prefs", (ev) => {

@@ -13,7 +13,8 @@ const C = {
 // A line: {label, src: [{m: [names summed], label?}] (first whose names all
 // exist wins), or prefix: "vmstat.allocstall_" (one line per metric found),
 // or derive: {num: src, den: src} (ratio of two sums), scale: bytes per unit
-// ("kB" = 1024, "page" = page size), color, dash, axis}.
+// ("kB" = 1024, "page" = page size), color, dash, axis, band: false (no
+// min..max band even when downsampled)}.
 export const HOST_FIGURES = [
   {
     id: "refaults", title: "Refaults and activations", unit: "pages/s",
@@ -29,8 +30,10 @@ export const HOST_FIGURES = [
     id: "reclaim", title: "Reclaim: scanned vs stolen", unit: "pages/s", unit2: "ratio",
     sub: "pgscan/pgsteal for kswapd and direct reclaim, and all reclaim (anon + file, 5.8+: a cgroup's limit reclaim too); efficiency = stolen / scanned (right axis)",
     lines: [
-      { label: "scan all", color: C.purple, dash: [6, 2], src: [{ m: ["vmstat.pgscan_anon", "vmstat.pgscan_file"] }] },
-      { label: "steal all", color: C.olive, dash: [6, 2], src: [{ m: ["vmstat.pgsteal_anon", "vmstat.pgsteal_file"] }] },
+      // no min..max band: it would cover kswapd's and direct's (a subset
+      // of all reclaim), and every band is a polygon per draw
+      { label: "scan all", color: C.purple, band: false, src: [{ m: ["vmstat.pgscan_anon", "vmstat.pgscan_file"] }] },
+      { label: "steal all", color: C.olive, band: false, src: [{ m: ["vmstat.pgsteal_anon", "vmstat.pgsteal_file"] }] },
       { label: "scan kswapd", color: C.blue, src: [{ m: ["vmstat.pgscan_kswapd"] }, { prefix: "vmstat.pgscan_kswapd_" }] },
       { label: "steal kswapd", color: C.teal, src: [{ m: ["vmstat.pgsteal_kswapd"] }, { prefix: "vmstat.pgsteal_kswapd_" }] },
       { label: "scan direct", color: C.red, src: [{ m: ["vmstat.pgscan_direct"] }, { prefix: "vmstat.pgscan_direct_" }] },
@@ -154,7 +157,7 @@ export function resolve(figures, have) {
   for (const fig of figures) {
     const lines = [];
     for (const ln of fig.lines) {
-      const base = { label: ln.label, color: ln.color, dash: ln.dash, axis: ln.axis, scale: ln.scale };
+      const base = { label: ln.label, color: ln.color, dash: ln.dash, axis: ln.axis, scale: ln.scale, band: ln.band };
       if (ln.derive) {
         const num = lines.find((l) => l.origLabel === ln.derive.num);
         const den = lines.find((l) => l.origLabel === ln.derive.den);
@@ -197,36 +200,68 @@ export function neededNames(resolved) {
   return [...s];
 }
 
-// fetched: Map name -> series answer ({points, downsampled}). Returns the
+// fetched: Map name -> series answer: columns ({ts, avg, min, max} or {ts,
+// v}, series_batch?layout=columns, what the view asks for) or points
+// ({points: [[ts, avg, min, max] | [ts, v]]}), with downsampled. Returns the
 // shared x (sorted union of timestamps) and, per name, {avg, min, max}
 // arrays aligned with x (null where the series has no point). Positional
 // arrays, not a map per series: the answers of one batch share their
-// timestamps, and a 7-day view aligns ~25 x 320 points on every load.
+// timestamps (then a columns answer's arrays are used as they are), and a
+// 7-day view aligns ~30 x 320 points on every load.
+function colsOf(ans) {
+  if (Array.isArray(ans.ts)) {
+    const avg = ans.avg || ans.v || [];
+    return { ts: ans.ts, avg, min: ans.min || avg, max: ans.max || avg };
+  }
+  const pts = ans.points || [];
+  const ts = new Array(pts.length), avg = new Array(pts.length), min = new Array(pts.length), max = new Array(pts.length);
+  for (let k = 0; k < pts.length; k++) {
+    const p = pts[k];
+    ts[k] = p[0];
+    avg[k] = p[1];
+    min[k] = p.length >= 4 ? p[2] : p[1];
+    max[k] = p.length >= 4 ? p[3] : p[1];
+  }
+  return { ts, avg, min, max };
+}
+
+const sameTs = (a, b) => {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+};
+
 export function index(fetched) {
-  let x = null;
-  for (const ans of fetched.values()) {
-    const pts = ans.points || [];
-    if (x === null) { x = pts.map((p) => p[0]); continue; }
-    if (pts.length === x.length && pts.every((p, i) => p[0] === x[i])) continue;
-    const xs = new Set(x);
-    for (const p of pts) xs.add(p[0]);
+  const cols = new Map();
+  let x = null, union = false;
+  for (const [name, ans] of fetched) {
+    const c = colsOf(ans);
+    cols.set(name, [c, !!ans.downsampled]);
+    if (x === null) x = c.ts;
+    else if (!sameTs(x, c.ts)) union = true;
+  }
+  if (union) {
+    const xs = new Set();
+    for (const [c] of cols.values()) for (const t of c.ts) xs.add(t);
     x = [...xs].sort((a, b) => a - b);
   }
   x = x || [];
-  const pos = new Map(x.map((t, i) => [t, i]));
+  const pos = union ? new Map(x.map((t, i) => [t, i])) : null;
   const byName = new Map();
-  for (const [name, ans] of fetched) {
-    const avg = new Array(x.length).fill(null), min = new Array(x.length).fill(null), max = new Array(x.length).fill(null);
-    const pts = ans.points || [];
-    const same = pts.length === x.length;
-    for (let k = 0; k < pts.length; k++) {
-      const p = pts[k];
-      const i = same && x[k] === p[0] ? k : pos.get(p[0]);
-      avg[i] = p[1];
-      min[i] = p.length >= 4 ? p[2] : p[1];
-      max[i] = p.length >= 4 ? p[3] : p[1];
+  for (const [name, [c, downsampled]] of cols) {
+    if (!union || sameTs(x, c.ts)) {
+      byName.set(name, { avg: c.avg, min: c.min, max: c.max, downsampled });
+      continue;
     }
-    byName.set(name, { avg, min, max, downsampled: !!ans.downsampled });
+    const avg = new Array(x.length).fill(null), min = new Array(x.length).fill(null), max = new Array(x.length).fill(null);
+    for (let k = 0; k < c.ts.length; k++) {
+      const i = pos.get(c.ts[k]);
+      avg[i] = c.avg[k];
+      min[i] = c.min[k];
+      max[i] = c.max[k];
+    }
+    byName.set(name, { avg, min, max, downsampled });
   }
   return { x, byName };
 }
@@ -241,7 +276,7 @@ export function assemble(resolvedFig, idx, pageSize) {
     const k = mult(l);
     if (l.names) {
       const sers = l.names.map((n) => byName.get(n)).filter(Boolean);
-      const banded = sers.length > 0 && sers.some((s) => s.downsampled);
+      const banded = l.band !== false && sers.length > 0 && sers.some((s) => s.downsampled);
       const avg = [], min = banded ? [] : null, max = banded ? [] : null;
       for (let i = 0; i < x.length; i++) {
         let a = null, lo = null, hi = null;

@@ -130,17 +130,22 @@ export function mount(el, route) {
     zbtn("zoom-out", "\u2212", "zoom out: a window twice as long", "out"),
     zbtn("zoom-in", "+", "zoom in: half the window", "in"),
     zbtn("zoom-later", "\u2192", "move the window later by half", "later"));
-  const fromIn = h("input", { type: "datetime-local", id: "range-from", "aria-label": "custom range from (" + zoneLabel() + ")", value: toInputTime(win.since) });
-  const toIn = h("input", { type: "datetime-local", id: "range-to", "aria-label": "custom range to (" + zoneLabel() + ")", value: toInputTime(win.until) });
-  const rangeMsg = h("span", { class: "error", id: "range-msg", role: "alert" });
-  const custom = h("details", { class: "custom-range", id: "custom-range" },
-    h("summary", {}, "custom range"),
-    fromIn, " \u2192 ", toIn,
-    h("button", { type: "button", id: "range-apply", onclick: () => {
-      const a = fromInputTime(fromIn.value), b = fromInputTime(toIn.value);
-      if (a === null || b === null || !(b > a)) { rangeMsg.textContent = "from must be before to"; return; }
-      nav({ from: Math.floor(a), to: Math.ceil(b) });
-    } }, "apply"), rangeMsg);
+  // the custom range's inputs are built when it is first opened (two
+  // datetime inputs cost layout and their shadow trees on every load)
+  const custom = h("details", { class: "custom-range", id: "custom-range" }, h("summary", {}, "custom range"));
+  custom.addEventListener("toggle", () => {
+    if (!custom.open || custom.querySelector("input")) return;
+    const fromIn = h("input", { type: "datetime-local", id: "range-from", "aria-label": "custom range from (" + zoneLabel() + ")", value: toInputTime(win.since) });
+    const toIn = h("input", { type: "datetime-local", id: "range-to", "aria-label": "custom range to (" + zoneLabel() + ")", value: toInputTime(win.until) });
+    const rangeMsg = h("span", { class: "error", id: "range-msg", role: "alert" });
+    custom.append(fromIn, " \u2192 ", toIn,
+      h("button", { type: "button", id: "range-apply", onclick: () => {
+        const a = fromInputTime(fromIn.value), b = fromInputTime(toIn.value);
+        if (a === null || b === null || !(b > a)) { rangeMsg.textContent = "from must be before to"; return; }
+        nav({ from: Math.floor(a), to: Math.ceil(b) });
+      } }, "apply"), rangeMsg);
+    fromIn.focus();
+  });
   const winInfo = h("span", { class: "muted", id: "zoom-info" },
     (win.fixed ? fmtTime(win.since) + " \u2192 " + fmtTime(win.until) : win.from ? "from " + fmtTime(win.since) + " to now" : "drag on a chart to zoom") +
     " \u00b7 " + zoneLabel() + " ",

@@ -101,13 +101,18 @@ function banner() {
 function renderBanner() {
   if (typeof document === "undefined") return;
   const view = document.getElementById("view");
-  const b = banner();
   const stale = !!fresh.error;
   if (view) view.classList.toggle("stale", stale && fresh.asOf !== null);
-  b.hidden = !stale;
   clearInterval(bannerTick);
   bannerTick = null;
-  if (!stale) return;
+  // built on the first outage only: a page that never sees one pays nothing
+  const old = document.getElementById("stale-banner");
+  if (!stale) {
+    if (old) old.hidden = true;
+    return;
+  }
+  const b = old || banner();
+  b.hidden = false;
   const draw = () => {
     const wait = Math.max(0, Math.ceil((fresh.retryAt - Date.now()) / 1000));
     const asOf = fresh.asOf === null ? "nothing loaded yet"
@@ -224,10 +229,16 @@ export function refreshNow() {
 
 // ---- the header's controls ----
 
-// Builds the time-zone switch, the refresh interval with pause, and
-// "refresh now" into the page header, once; applies the stored time zone.
-export function initHeader() {
+// Applies the stored time zone (before any view writes a time).
+export function applyPrefs() {
   setTimeZone(prefs().tz);
+}
+
+// Builds the time-zone switch, the refresh interval with pause, and
+// "refresh now" into the page header, once (app.js: after the first view
+// has drawn, so that its first load does not wait for them).
+export function initHeader() {
+  applyPrefs();
   const head = document.querySelector("header.top");
   if (!head || document.getElementById("tz-toggle")) return;
   const tz = document.createElement("button");
