@@ -7,7 +7,7 @@
 //
 // env: VMSCOPE_URL (http://127.0.0.1:PORT), OUT (screenshot directory),
 //      CHROMIUM (default /usr/bin/chromium)
-import { chromium } from "playwright-core";
+import { check, finish, launch } from "./harness.mjs";
 import { mkdirSync } from "node:fs";
 
 const BASE = process.env.VMSCOPE_URL;
@@ -18,16 +18,7 @@ if (!BASE) {
 }
 mkdirSync(OUT, { recursive: true });
 
-let passed = 0, failed = 0;
-function check(name, cond, detail = "") {
-  if (cond) { passed++; console.log("ok   " + name); }
-  else { failed++; console.log("FAIL " + name + (detail ? ": " + detail : "")); }
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-});
+const browser = await launch();
 const context = await browser.newContext({ viewport: { width: 1500, height: 1000 } });
 const blocked = [];
 await context.route("**/*", (route) => {
@@ -292,12 +283,4 @@ async function run() {
   check("no console errors", errors.length === 0, errors.join(" | "));
 }
 
-try {
-  await run();
-} catch (e) {
-  check("test ran to the end", false, e.stack || String(e));
-} finally {
-  await browser.close();
-}
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+await finish(browser, run);

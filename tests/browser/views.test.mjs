@@ -22,7 +22,7 @@
 // env: VMSCOPE_URL (a server holding gen_samples.py --recordings' hosts),
 //      SERVER (binary), SERVER_DB (conninfo of its database), SERVER_TOKEN,
 //      SCHEMA_DIR, WEB_DIR, OUT, CHROMIUM
-import { chromium } from "playwright-core";
+import { check, finish, launch } from "./harness.mjs";
 import { spawn } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
@@ -38,17 +38,9 @@ if (!BASE || !SERVER || !SERVER_DB || !SERVER_TOKEN || !SCHEMA_DIR || !WEB_DIR) 
 }
 mkdirSync(OUT, { recursive: true });
 
-let passed = 0, failed = 0;
-function check(name, cond, detail = "") {
-  if (cond) { passed++; console.log("ok   " + name); }
-  else { failed++; console.log("FAIL " + name + (detail ? ": " + detail : "")); }
-}
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-});
+const browser = await launch();
 const errors = [];
 
 async function newPage(width, opts = {}) {
@@ -417,16 +409,10 @@ async function missingVendor() {
 
 // PARTS (for a run by hand): a comma list of views, interactions, outages, vendor
 const PARTS = (process.env.PARTS || "views,interactions,outages,vendor").split(",");
-try {
+await finish(browser, async () => {
   if (PARTS.includes("views")) for (const w of [1280, 1440, 1920]) await views(w);
   if (PARTS.includes("interactions")) await interactions();
   if (PARTS.includes("outages")) await outages();
   if (PARTS.includes("vendor")) await missingVendor();
   check("no console errors", errors.length === 0, errors.join(" | "));
-} catch (e) {
-  check("test ran to the end", false, e.stack || String(e));
-} finally {
-  await browser.close();
-}
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+});

@@ -365,11 +365,15 @@ export function mount(el, route) {
   }
 
   // the header facts and the cgroup picker are secondary: the charts do
-  // not wait for them (an unknown host still fails both)
-  const facts0 = loadFacts();
-  facts0.catch((e) => {
-    if (e.name !== "AbortError") facts.replaceChildren(h("span", { class: "error" }, "could not load the host's facts: " + e.message));
+  // not wait for them (an unknown host still fails both); lost in an
+  // outage, they are asked for again with the data
+  let factsLost = false;
+  const getFacts = () => loadFacts().catch((e) => {
+    if (e.name === "AbortError") return;
+    factsLost = isOutage(e);
+    facts.replaceChildren(h("span", { class: "error" }, "could not load the host's facts: " + e.message));
   });
+  getFacts();
   // a past window changes little: refreshed at most every minute, as the
   // long ranges
   const longOrPast = (win.until - win.since > 86400) || (win.fixed && win.until < Date.now() / 1000 - 600);
@@ -383,8 +387,10 @@ export function mount(el, route) {
       fail(e);
       throw e;
     }
-    // facts that failed in an outage come back with the data
-    if (!facts.querySelector(".chip, .mono") && !dead) loadFacts().catch(() => {});
+    if (factsLost && !dead) {
+      factsLost = false;
+      getFacts();
+    }
   }, { min: longOrPast ? 60000 : 0 });
 
   let resizeTimer = null;
