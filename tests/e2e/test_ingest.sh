@@ -68,6 +68,20 @@ req GET "/api/v1/hosts/web-01/series_batch?metrics=vmstat.pgpgin,vmstat.pgpgni"
 check_status 404 "series_batch with a name never reported"
 check_contains "metrics: vmstat.pgpgni was never reported by web-01" "the 404 names the batch's metric"
 check_jq '.did_you_mean[0] == "vmstat.pgpgin"' "the batch's 404 suggests the close name"
+# the batch's columns layout: the same values as points, four arrays a series
+req GET "/api/v1/hosts/web-01/series_batch?metrics=vmstat.pgpgin,vmstat.pgscan_kswapd&since=$((NOW - 60))&until=$((NOW + 1))&points=4"
+pts=$BODY
+req GET "/api/v1/hosts/web-01/series_batch?metrics=vmstat.pgpgin,vmstat.pgscan_kswapd&since=$((NOW - 60))&until=$((NOW + 1))&points=4&layout=columns"
+check_status 200 "series_batch, columns"
+same=$(jq -n --argjson p "$pts" --argjson c "$BODY" '$c.layout == "columns" and ([range(0; 2) as $i | $c.series[$i] as $s | $p.series[$i] as $q
+	| ($s | has("points") | not) and $s.ts == [$q.points[][0]] and $s.avg == [$q.points[][1]] and $s.min == [$q.points[][2]]
+	  and $s.max == [$q.points[][3]] and ($s.ts | length) >= 2] | all)')
+check_eq "$same" "true" "series_batch columns carry the points' values"
+req GET "/api/v1/hosts/web-01/series_batch?metrics=vmstat.pgpgin&since=$((NOW - 60))&until=$((NOW + 1))&layout=columns"
+check_jq '.series[0] | (.v | length) == (.ts | length) and (.ts | length) >= 2 and (has("avg") | not)' "series_batch columns, raw: ts and v"
+req GET "/api/v1/hosts/web-01/series_batch?metrics=vmstat.pgpgin&layout=rows"
+check_status 400 "series_batch, unknown layout"
+check_contains "layout:" "the error names layout"
 req GET "/api/v1/alerts?kind=trash"
 check_status 400 "an alert kind the server does not raise"
 check_contains "kind: unknown alert kind trash" "the 400 names the kind"
