@@ -14,6 +14,7 @@
 //      CMP_WORSE (figure names that must all be marked worse, B against A)
 import { chromium } from "playwright-core";
 import { mkdirSync } from "node:fs";
+import { zeroBoth } from "../../web/js/comparefmt.js";
 
 const BASE = process.env.VMSCOPE_URL;
 const OUT = process.env.OUT || "tests/out";
@@ -75,7 +76,8 @@ async function until(fn, arg, ms = 15000) {
 const loaded = () => until(() => document.getElementById("view").dataset.loaded === "1");
 const isRed = (c) => { const [r, g, b] = c.match(/\d+/g).map(Number); return r > 140 && g < 90 && b < 90; };
 const isGreen = (c) => { const [r, g, b] = c.match(/\d+/g).map(Number); return g > 90 && r < 90 && b < 90; };
-const isGrey = (c) => { const [r, g, b] = c.match(/\d+/g).map(Number); return Math.max(r, g, b) - Math.min(r, g, b) < 30 && r > 100; };
+// grey: no hue, and lighter than the body text (but dark enough to read: 4.5:1)
+const isGrey = (c) => { const [r, g, b] = c.match(/\d+/g).map(Number); return Math.max(r, g, b) - Math.min(r, g, b) < 30 && r > 70; };
 
 // The table as the page shows it.
 const readRows = () => page.$$eval("#cmp-table tbody tr[data-fig]", (trs) => trs.map((t) => ({
@@ -124,10 +126,15 @@ async function run() {
   const tableOk = await loaded() && await until(([a, b]) => document.querySelector("#cmp-table th.grp.b")?.textContent === "B: " + b &&
     document.querySelector("#cmp-table th.grp.a")?.textContent === "A: " + a, [KA, KB]);
   check("choosing A and B shows the table", tableOk);
-  const figs = ans?.body?.figures || [];
+  // a row per figure of the answer, in its order, but those 0 in both
+  // groups: named under the table instead
+  const all = ans?.body?.figures || [];
+  const figs = all.filter((f) => !zeroBoth(f)), zero = all.filter(zeroBoth);
   const rows = await readRows();
-  check("one row per figure of the API's answer, in its order", rows.length >= 15 && rows.map((r) => r.fig).join() === figs.map((f) => f.name).join(),
-    `${rows.length} rows, ${figs.length} figures`);
+  check("one row per figure of the API's answer that is not 0 in both groups, in its order", rows.length >= 8 && rows.map((r) => r.fig).join() === figs.map((f) => f.name).join(),
+    `${rows.length} rows, ${all.length} figures, ${zero.length} zero in both`);
+  const zeroNote = await page.$eval("#cmp-zero", (e) => e.textContent).catch(() => "");
+  check("the figures 0 in both groups are named under the table", zero.length > 0 && zero.every((f) => zeroNote.includes(f.label)), zeroNote);
   const byName = Object.fromEntries(rows.map((r) => [r.fig, r]));
   check("every row shows the server's verdict and significance", figs.every((f) => byName[f.name]?.verdict === (f.verdict === "worse" || f.verdict === "better" ? f.verdict : "same") &&
     byName[f.name]?.sig === (f.significant ? "1" : "0")));
