@@ -87,6 +87,10 @@ const canvasDrawn = (c) => {
   return false;
 };
 
+// the outage banner (built on the first outage only): shown, and its text
+const bannerShown = () => { const b = document.getElementById("stale-banner"); return !!b && !b.hidden; };
+const bannerText = () => document.getElementById("stale-banner")?.textContent || "";
+
 // ---- the alert the views open: rec-07's thrash, on its hybrid cgroup
 const alerts = (await (await fetch(BASE + "/api/v1/alerts?host=rec-07&kind=thrash&state=all")).json()).alerts || [];
 const thrash = alerts[0];
@@ -337,24 +341,24 @@ async function outages() {
   await stopServer(s);
   const stale = await until(page, () => {
     const b = document.getElementById("stale-banner");
-    return b && !b.hidden && /Server unreachable .*data as of \d\d:\d\d:\d\d/.test(b.textContent);
+    return !!b && !b.hidden && /Server unreachable .*data as of \d\d:\d\d:\d\d/.test(b.textContent);
   }, undefined, 20000);
   const kept = await page.evaluate(() => ({
     rows: document.querySelectorAll("#fleet-table tbody tr[data-host]").length,
     grey: getComputedStyle(document.querySelector("#fleet-table")).filter,
-    banner: document.getElementById("stale-banner").textContent,
+    banner: document.getElementById("stale-banner")?.textContent,
   }));
   check("server stopped: the fleet keeps its rows, greyed, and says \"data as of\"", stale && kept.rows >= 5 && /grayscale/.test(kept.grey), JSON.stringify(kept));
   await page.screenshot({ path: `${OUT}/views-fleet-stale-1440.png` });
   // a view opened while the server is away
   await page.evaluate(() => { location.hash = "#/alerts"; });
-  const nothing = await until(page, () => /nothing loaded yet/.test(document.getElementById("stale-banner").textContent), undefined, 10000);
-  check("a view opened during the outage says nothing is loaded yet", nothing, await page.$eval("#stale-banner", (b) => b.textContent));
+  const nothing = await until(page, () => /nothing loaded yet/.test(document.getElementById("stale-banner")?.textContent || ""), undefined, 10000);
+  check("a view opened during the outage says nothing is loaded yet", nothing, await page.evaluate(bannerText));
   s = await startServer(port, SERVER_DB, WEB_DIR);
-  const back = await until(page, () => document.getElementById("stale-banner").hidden && document.querySelectorAll("#alert-list .alert").length >= 1 &&
+  const back = await until(page, () => document.getElementById("stale-banner")?.hidden !== false && document.querySelectorAll("#alert-list .alert").length >= 1 &&
     !document.getElementById("view").classList.contains("stale"), undefined, 60000);
   check("the server back: the alerts view loads by itself and the banner goes", back,
-    await page.evaluate(() => location.hash + " | " + document.getElementById("stale-banner")?.textContent + " | " + document.getElementById("view").textContent.slice(0, 200)));
+    await page.evaluate(() => location.hash + " | " + (document.getElementById("stale-banner")?.textContent || "no banner") + " | " + document.getElementById("view").textContent.slice(0, 200)));
   await stopServer(s);
   await page.context().close();
 
@@ -369,18 +373,18 @@ async function outages() {
   await until(p2, () => document.querySelectorAll("#fleet-table tbody tr[data-host]").length >= 5);
   await proxy.cut();
   await p2.evaluate(() => { location.hash = "#/compare?group_by=kernel"; });
-  const dbAway = await until(p2, () => /Database unreachable/.test(document.getElementById("stale-banner").textContent) &&
+  const dbAway = await until(p2, () => /Database unreachable/.test(document.getElementById("stale-banner")?.textContent || "") &&
     !document.getElementById("stale-banner").hidden, undefined, 30000);
-  check("database away: compare says so", dbAway, await p2.$eval("#stale-banner", (b) => b.textContent + " | " + b.hidden));
+  check("database away: compare says so", dbAway, await p2.evaluate(bannerText));
   await p2.screenshot({ path: `${OUT}/views-compare-db-away-1440.png` });
   await proxy.open(pport);
-  const cmpBack = await until(p2, () => document.getElementById("stale-banner").hidden && document.querySelector("#cmp-table tbody tr[data-fig]"), undefined, 60000);
+  const cmpBack = await until(p2, () => document.getElementById("stale-banner")?.hidden !== false && document.querySelector("#cmp-table tbody tr[data-fig]"), undefined, 60000);
   check("database back: compare opened meanwhile shows its table by itself", cmpBack);
   await proxy.cut();
-  await p2.evaluate(() => { location.hash = "#/host/db-07?range=1h"; });
-  await until(p2, () => /Database unreachable/.test(document.getElementById("stale-banner").textContent), undefined, 30000);
+  await p2.evaluate(() => { location.hash = "#/host/db-07?range=24h"; });
+  await until(p2, () => /Database unreachable/.test(document.getElementById("stale-banner")?.textContent || "") && !document.getElementById("stale-banner").hidden, undefined, 30000);
   await proxy.open(pport);
-  const hostBack = await until(p2, () => document.getElementById("stale-banner").hidden && document.getElementById("view").dataset.loaded &&
+  const hostBack = await until(p2, () => document.getElementById("stale-banner")?.hidden !== false && document.getElementById("view").dataset.loaded &&
     document.querySelectorAll(".chart .uplot").length >= 5, undefined, 60000);
   check("database back: a host view opened meanwhile draws its charts by itself", hostBack);
   await p2.context().close();

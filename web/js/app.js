@@ -88,8 +88,9 @@ async function route() {
 }
 
 applyPrefs();
-// the header's controls once the first view had its first frames
-window.addEventListener("load", () => setTimeout(initHeader, 300));
+// the header's controls when the page is idle after its first view
+const whenIdle = window.requestIdleCallback || ((f) => setTimeout(f, 300));
+window.addEventListener("load", () => whenIdle(initHeader, { timeout: 3000 }));
 window.addEventListener("hashchange", () => { route().catch((e) => console.error("route", e)); });
 // a new time zone: the view again, every time written anew
 window.addEventListener("vmscope-prefs", (ev) => {

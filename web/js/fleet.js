@@ -205,14 +205,18 @@ export function mount(el, route) {
       asc: st.asc ? "1" : "", label: st.label }));
   }
 
-  // column widths from the table's width; rebuilt rows on a change
-  let layout = layoutColumns(1250);
+  // column widths from the window's width (no layout to read: main's
+  // padding is 2 x 14 px), as shares of the table, so that it fits its box
+  // whatever a scrollbar takes; rows rebuilt when they change
+  let layout = null;
   function applyLayout() {
-    const wdt = Math.max(0, wrap.clientWidth || el.clientWidth || 1250);
-    const next = layoutColumns(wdt);
-    const changed = next.widths.join() !== layout.widths.join() || !colgroup.children.length;
+    const next = layoutColumns(Math.max(0, window.innerWidth - 28));
+    const changed = !layout || next.widths.join() !== layout.widths.join();
     layout = next;
-    if (changed) colgroup.replaceChildren(...layout.widths.map((w) => h("col", { style: "width:" + w + "px" })));
+    if (changed) {
+      const total = layout.widths.reduce((a, b) => a + b, 0) || 1;
+      colgroup.replaceChildren(...layout.widths.map((w) => h("col", { style: "width:" + (100 * w / total).toFixed(3) + "%" })));
+    }
     return changed;
   }
 
@@ -407,10 +411,7 @@ export function mount(el, route) {
     }
     const first = !rendered;
     rendered = true;
-    if (first) {
-      renderLabelPicker(st.data.hosts);
-      applyLayout();
-    }
+    if (first) renderLabelPicker(st.data.hosts);
     renderBody(first);
     if (first) {
       // for bench/browser.mjs: the table with its visible sparklines
