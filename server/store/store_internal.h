@@ -260,9 +260,10 @@ int store_names_now(PGconn *c, int32_t host_id, int64_t host_last, const struct 
 		    struct idset *out, char *err, size_t errlen);
 
 /* store_names_now's names and those of each day's first sample within
- * retention: what the host ever reported, but for a name it reported only
- * between two days' first samples and not in its newest one. */
-int store_names_ever(PGconn *c, int32_t host_id, int64_t host_last, const struct cgpath *cg,
+ * retention (not before oldest_ms): what the host ever reported, but for a
+ * name it reported only between two days' first samples and not in its
+ * newest one. */
+int store_names_ever(PGconn *c, int32_t host_id, int64_t host_last, int64_t oldest_ms, const struct cgpath *cg,
 		     struct idset *out, char *err, size_t errlen);
 
 /* ---- store_series.c: what the series of one request share ---- */

@@ -197,11 +197,11 @@ out:
 	return rc;
 }
 
-int store_names_ever(PGconn *c, int32_t host_id, int64_t host_last, const struct cgpath *cg,
+int store_names_ever(PGconn *c, int32_t host_id, int64_t host_last, int64_t oldest_ms, const struct cgpath *cg,
 		     struct idset *out, char *err, size_t errlen)
 {
-	char hs[16], last[24];
-	const char *p[2] = { hs, last };
+	char hs[16], last[24], oldest[24];
+	const char *p[3] = { hs, last, oldest };
 	PGresult *r = NULL;
 	struct hstate h;
 	int rc;
@@ -210,15 +210,18 @@ int store_names_ever(PGconn *c, int32_t host_id, int64_t host_last, const struct
 		return rc;
 	snprintf(hs, sizeof(hs), "%d", host_id);
 	snprintf(last, sizeof(last), "%lld", (long long)host_last);
+	snprintf(oldest, sizeof(oldest), "%lld", (long long)oldest_ms);
 	/* every day's first in-order row is a keyframe (store_put.c): one
 	 * self-contained row per day, found through the (host_id, ts_ms)
-	 * index of that day's partition */
-	rc = store_q(c, "SELECT s.d, s.c FROM generate_series((SELECT min(first_ts_ms) FROM boots "
-		     "WHERE host_id = $1) / 86400000, $2::bigint / 86400000) AS g(day) "
+	 * index of that day's partition; from the host's first boot, but
+	 * not before the raw retention (a host booted years ago would
+	 * otherwise probe a day per day since, all dropped) */
+	rc = store_q(c, "SELECT s.d, s.c FROM generate_series(greatest((SELECT min(first_ts_ms) FROM boots "
+		     "WHERE host_id = $1), $3::bigint) / 86400000, $2::bigint / 86400000) AS g(day) "
 		     "CROSS JOIN LATERAL (SELECT d, c FROM samples WHERE host_id = $1 AND kf "
 		     "AND ts_ms >= g.day * 86400000 AND ts_ms < (g.day + 1) * 86400000 "
 		     "ORDER BY ts_ms LIMIT 1) s",
-		     2, p, 1, &r, "read the host's daily keyframes", err, errlen);
+		     3, p, 1, &r, "read the host's daily keyframes", err, errlen);
 	if (rc != STORE_OK) {
 		idset_release(out);
 		return rc;

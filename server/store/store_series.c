@@ -11,6 +11,7 @@
 #include "metric_kind.h"
 #include "store_cgrollup.h"
 #include "store_rollup.h"
+#include "timeparse.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -438,7 +439,8 @@ void series_src_release(struct series_src *src)
 
 /* Whether the host (cgroup) has reported metric id mid: the names of its
  * newest sample first, and only when mid is not there the daily ones. */
-static int reported(PGconn *c, struct series_src *src, uint32_t mid, bool *yes, char *err, size_t errlen)
+static int reported(struct store *st, PGconn *c, struct series_src *src, uint32_t mid, bool *yes, char *err,
+		    size_t errlen)
 {
 	const struct cgpath *cg = src->cgroup ? &src->cg : NULL;
 	int rc;
@@ -457,7 +459,8 @@ static int reported(PGconn *c, struct series_src *src, uint32_t mid, bool *yes, 
 	}
 	if (src->names_known == 1) {
 		idset_release(&src->names);
-		if ((rc = store_names_ever(c, src->hid, src->last, cg, &src->names, err, errlen)) != STORE_OK)
+		if ((rc = store_names_ever(c, src->hid, src->last, store_oldest_accepted_ms(st, time_now_ms()), cg,
+					    &src->names, err, errlen)) != STORE_OK)
 			return rc;
 		src->names_known = 2;
 	}
@@ -544,7 +547,7 @@ int series_read(struct store *st, PGconn *c, struct series_src *src, const struc
 		/* nothing in the window: fine for a name the host reports, a
 		 * 404 for one it never did (a typo, another kernel's name) */
 		bool yes;
-		if ((rc = reported(c, src, (uint32_t)mid, &yes, err, errlen)) != STORE_OK)
+		if ((rc = reported(st, c, src, (uint32_t)mid, &yes, err, errlen)) != STORE_OK)
 			goto out;
 		if (!yes) {
 			if (cg)
