@@ -16,7 +16,7 @@
 
 /* Slots 0..9 (020_rollup.sql): the fleet view's metrics (docs/api.md
  * "Fleet") and the PSI pair the dashboard shows first. Slots 10..36
- * (031_rollup_wide.sql, 090_rollup_all_reclaim.sql): the rest of what the host view charts
+ * (031_rollup_wide.sql, 100_rollup_all_reclaim.sql): the rest of what the host view charts
  * (web/js/figures.js, host.js) and what GET /api/v1/compare reads.
  * Appending is fine; reordering needs a migration.
  *
@@ -37,7 +37,7 @@
  *  - psi.*: avg10 in percent; empty before 4.20 or with psi=0.
  *  - nr_vmscan_write, nr_vmscan_immediate_reclaim, pgrotated, pswpin,
  *    pswpout: counters, as per-second rates, on every kernel.
- *  - pgscan/pgsteal_anon/_file (090_rollup_all_reclaim.sql): 5.8+, all
+ *  - pgscan/pgsteal_anon/_file (100_rollup_all_reclaim.sql): 5.8+, all
  *    reclaim (a cgroup's limit reclaim too); empty before 5.8. */
 const char *const rollup_metric[ROLLUP_NSLOT] = {
 	"psi.memory.some.avg10",	  "psi.memory.full.avg10",

@@ -78,7 +78,7 @@ static const char *const metrics[] = {
 	"vmstat.nr_dirty_background_threshold", "meminfo.SwapTotal", "meminfo.SwapFree", "psi.io.some.avg10",
 	"psi.io.full.avg10", "vmstat.allocstall_normal", "vmstat.allocstall_movable", "vmstat.allocstall_dma",
 	"vmstat.allocstall_dma32", "vmstat.allocstall_device",
-	/* 090_rollup_all_reclaim.sql */
+	/* 100_rollup_all_reclaim.sql */
 	"vmstat.pgscan_anon", "vmstat.pgscan_file", "vmstat.pgsteal_anon", "vmstat.pgsteal_file",
 };
 

@@ -1,4 +1,4 @@
--- 090_rollup_all_reclaim.sql - slots 33..36 of rollup_5m: pgscan_anon,
+-- 100_rollup_all_reclaim.sql - slots 33..36 of rollup_5m: pgscan_anon,
 -- pgscan_file, pgsteal_anon, pgsteal_file (5.8+), every reclaim including
 -- the reclaim of a cgroup at its own limit, which pgscan_kswapd/_direct
 -- never count; the host view charts them beside kswapd and direct
