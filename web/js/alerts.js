@@ -13,7 +13,7 @@ import { ApiError, api, setAdminToken } from "./api.js";
 import { alertDuration, evidenceRows, groupByHost, liveSummary } from "./alertfmt.js";
 import { h } from "./dom.js";
 import { KNOWN_KINDS, explain } from "./explain.js";
-import { fmtAge, fmtDuration, fmtTime, parseTime, text } from "./format.js";
+import { fmtAge, fmtDuration, fmtTime, parseTime, shortPath, text } from "./format.js";
 import { makeHash, poll, replaceHash, setStatus } from "./nav.js";
 
 // The host-view hash showing an alert: from a little before it started to
@@ -131,6 +131,7 @@ function alertRow(a, onSilenced, open) {
       "started " + fmtTime(t0) + " \u00b7 opened " + fmtTime(parseTime(a.opened_at)) +
       " \u00b7 " + (t1 ? "ended " + fmtTime(t1) : "still open") + " \u00b7 ",
       h("span", { dataset: t1 === null ? { live: "duration" } : {} }, fmtDuration(alertDuration(a)))),
+    a.cgroup ? h("div", { class: "times cgroup-path" }, "cgroup ", h("span", { class: "mono" }, a.cgroup)) : null,
     h("div", { class: "body" },
       evidenceTable(a),
       h("div", { class: "explain" },
@@ -145,7 +146,7 @@ function alertRow(a, onSilenced, open) {
       h("span", { class: "badge " + (resolved ? "resolved" : "open") }, resolved ? "resolved" : "open"),
       a.silenced ? h("span", { class: "badge silenced", title: "a silence holds its notifications back" }, "silenced") : null,
       h("span", { class: "kind" }, a.kind),
-      h("span", { class: "where", title: a.cgroup ? "cgroup " + a.cgroup : "the whole host" }, a.cgroup ? h("span", { class: "mono" }, a.cgroup) : "host-wide"),
+      h("span", { class: "where", title: a.cgroup ? "cgroup " + a.cgroup : "the whole host" }, a.cgroup ? h("span", { class: "mono" }, shortPath(a.cgroup)) : "host-wide"),
       h("span", { class: "summary", title: summary, dataset: a.kind === "host_silent" && t1 === null ? { live: "summary" } : {} }, summary),
       h("span", { class: "age", title: "started " + fmtTime(t0), dataset: { live: "age" } }, ageText(a)),
       more,

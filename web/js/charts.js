@@ -12,7 +12,7 @@
 // and building them was most of the view's time.
 import uPlot from "../vendor/uPlot.min.esm.js";
 import { cssColor } from "./dom.js";
-import { axisFormatter, fmtDuration, fmtTime, formatter, timeParts, timeZone } from "./format.js";
+import { axisFormatter, fmtClock, fmtDuration, fmtTime, formatter, timeParts, timeZone } from "./format.js";
 import { mergeIntervals } from "./shade.js";
 
 const AXIS_W = 60;
@@ -69,7 +69,20 @@ function bandText(alerts, t) {
 function build(spec, lines, x, ctx) {
   const fmt = formatter(spec.unit);
   const fmt2 = formatter(spec.unit2 || spec.unit);
-  const series = [{ value: (u, v, si, idx) => (idx === null || idx === undefined ? "latest" : v === null ? "\u2013" : fmtTime(v)) }];
+  // not hovering: the newest values, named by their time when they are
+  // old (a host that went silent: not "latest" then)
+  const newest = (u) => {
+    const xs = u.data[0];
+    for (let i = xs.length - 1; i >= 0; i--) for (let s = 1; s < u.data.length; s++) if (u.data[s][i] !== null && u.data[s][i] !== undefined) return [xs[i], i];
+    return [null, -1];
+  };
+  const latest = (u) => {
+    const [t, i] = newest(u);
+    if (t === null) return "latest";
+    const step = i > 0 ? u.data[0][i] - u.data[0][i - 1] : 0;
+    return ctx.range()[1] - t > Math.max(120, 2 * step) ? "last sample " + fmtClock(t) : "latest";
+  };
+  const series = [{ value: (u, v, si, idx) => (idx === null || idx === undefined ? latest(u) : v === null ? "\u2013" : fmtTime(v)) }];
   const data = [x];
   const bands = [];	// {idx: series index, min, max, fill}
   const bandTop = { y: 0, y2: 0 };	// the largest band edge per scale

@@ -58,13 +58,86 @@ export const COLUMNS = [
 
 // Column widths (px) for a table width: every column its least width, the
 // rest shared by grow. Sparkline canvases take what their value leaves.
-export function layoutColumns(width) {
-  const least = COLUMNS.reduce((s, c) => s + c.min, 0);
+// hostPx: the longest host name as shown (px): the Host column gets it
+// first, up to a quarter of the width, taken from Labels and Kernel (cut
+// with a tooltip) before any other column.
+const GIVE = { labels: 56, kernel: 72 };	// the least Labels and Kernel keep for the host
+export function layoutColumns(width, hostPx = 0) {
+  const mins = COLUMNS.map((c) => c.min);
+  const hi = COLUMNS.findIndex((c) => c.key === "host");
+  const want = Math.min(Math.ceil(hostPx) + 18, Math.floor(width / 4));
+  if (want > mins[hi]) {
+    let need = want - mins[hi];
+    const spare = width - mins.reduce((a, b) => a + b, 0);
+    const free = Math.max(0, Math.min(need, spare));
+    mins[hi] += free;
+    need -= free;
+    for (const [k, floor] of Object.entries(GIVE)) {
+      const i = COLUMNS.findIndex((c) => c.key === k);
+      const take = Math.min(need, Math.max(0, mins[i] - floor));
+      mins[i] -= take;
+      mins[hi] += take;
+      need -= take;
+    }
+  }
+  const least = mins.reduce((s, m) => s + m, 0);
   const grow = COLUMNS.reduce((s, c) => s + c.grow, 0);
   const extra = Math.max(0, width - least);
-  const w = COLUMNS.map((c) => Math.floor(c.min + (extra * c.grow) / grow));
+  const w = COLUMNS.map((c, i) => Math.floor(mins[i] + (extra * c.grow) / grow));
   const spark = COLUMNS.map((c, i) => (c.spark ? Math.max(40, Math.min(160, w[i] - c.spark - 12 - 6)) : 0));
   return { widths: w, spark };
+}
+
+// The dot-suffix every dotted host name of the fleet shares (".prod.example.com"),
+// when at least two have it: left out of the Host column (the tooltip and the
+// host view have the whole name), so that the part that differs shows.
+export function commonSuffix(names) {
+  const dotted = (names || []).filter((n) => typeof n === "string" && n.includes("."));
+  if (dotted.length < 2) return "";
+  let parts = dotted[0].split(".").slice(1);
+  for (const n of dotted.slice(1)) {
+    const p = n.split(".").slice(1);
+    let k = 0;
+    while (k < parts.length && k < p.length && parts[parts.length - 1 - k] === p[p.length - 1 - k]) k++;
+    parts = parts.slice(parts.length - k);
+  }
+  return parts.length ? "." + parts.join(".") : "";
+}
+
+// A host name as its cell shows it: without the fleet's common suffix
+// (marked by a trailing "…"), and longer than fit characters cut in its
+// middle, keeping its start and the end (where numbered names differ).
+export function hostShown(name, suffix, fit) {
+  let s = String(name);
+  let cut = "";
+  if (suffix && s.endsWith(suffix) && s.length > suffix.length) {
+    s = s.slice(0, -suffix.length);
+    cut = "\u2026";
+  }
+  if (fit > 8 && s.length + cut.length > fit) {
+    const tail = Math.ceil((fit - 1) * 0.65), head = Math.max(2, fit - 1 - tail);
+    return s.slice(0, head) + "\u2026" + s.slice(s.length - tail);
+  }
+  return s + cut;
+}
+
+// The "+N" chip's tooltip: every alert of the host, one line each; an
+// alert that ended again and again (a flapping detector) is one line
+// "ended ×N in the hour" with its latest.
+export function moreTitle(all, now) {
+  const lines = [], ended = new Map();
+  for (const a of all) {
+    if (a.state !== "resolved") { lines.push(chipTitle(a, now).replace("\n", " \u2014 ")); continue; }
+    const k = a.kind + "\u0000" + (a.cgroup || "");
+    if (!ended.has(k)) { ended.set(k, { a, n: 0 }); lines.push(k); }
+    ended.get(k).n++;
+  }
+  return lines.map((l) => {
+    const e = ended.get(l);
+    if (!e) return l;
+    const line = chipTitle(e.a, now).replace("\n", " \u2014 ");
+    return "ended: " + (e.n > 1 ? line.replace(/^(\S+ \([^)]*\) on [^:]*): /, "$1: \u00d7" + e.n + " in the hour, the latest ") : line);
+  }).join("\n");
 }
 
 // Label keys the hosts carry, most common first.
@@ -209,8 +282,29 @@ export function mount(el, route) {
   // padding is 2 x 14 px), as shares of the table, so that it fits its box
   // whatever a scrollbar takes; rows rebuilt when they change
   let layout = null;
+  // the Host column's font measured once; the names' widths as shown
+  let measure = null;
+  const textPx = (t) => {
+    if (!measure) {
+      measure = document.createElement("canvas").getContext("2d");
+      const f = getComputedStyle(document.body);
+      measure.font = "600 " + f.fontSize + " " + f.fontFamily;
+    }
+    return measure.measureText(t).width;
+  };
+  let suffix = "", hostPx = 0, charPx = 8;
+  function measureHosts() {
+    const names = (st.data?.hosts || []).map((x) => x.host);
+    suffix = commonSuffix(names);
+    let longest = "";
+    for (const n of names) { const t = hostShown(n, suffix, 0); if (t.length > longest.length) longest = t; }
+    hostPx = longest ? textPx(longest) : 0;
+    charPx = longest ? hostPx / longest.length : 8;
+  }
+  const hostFit = () => Math.max(8, Math.floor((layout.widths[1] - 18) / charPx));
+
   function applyLayout() {
-    const next = layoutColumns(Math.max(0, window.innerWidth - 28));
+    const next = layoutColumns(Math.max(0, window.innerWidth - 28), hostPx);
     const changed = !layout || next.widths.join() !== layout.widths.join();
     layout = next;
     if (changed) {
@@ -260,11 +354,13 @@ export function mount(el, route) {
       class: "chip " + cls, href: makeHash("alerts", "", { host: hst.host, state: "all", id: a ? a.id : "" }), title,
       dataset: a ? { alertId: a.id } : {},
     }, txt);
-    const kids = [link(first, (first.state === "resolved" ? "resolved " : "") + first.severity, chipText(first, now), chipTitle(first, now))];
+    // the kind may be cut ("swap_imb…"), the age never
+    const [kind, ...age] = chipText(first, now).split(" \u00b7 ");
+    const kids = [link(first, (first.state === "resolved" ? "resolved " : "") + first.severity,
+      [h("span", { class: "k" }, kind), h("span", { class: "t" }, " \u00b7 " + age.join(" \u00b7 "))], chipTitle(first, now))];
     if (all.length > 1) {
       const rest = all.slice(1);
-      kids.push(link(null, "more", "+" + rest.length,
-        all.map((a) => (a.state === "resolved" ? "ended: " : "") + chipTitle(a, now).replace("\n", " \u2014 ")).join("\n")));
+      kids.push(link(null, "more", "+" + rest.length, moreTitle(all, now)));
     }
     return h("td", { class: "alerts-cell" }, kids);
   }
@@ -273,10 +369,12 @@ export function mount(el, route) {
     const sp = hst.spark || {};
     const now = st.data.now_ts;
     const stateCls = "st-" + hst.state + (hst.stale ? " stale" : "");
+    // a silent host's values are its last ones, not its state now
+    const when = hst.stale ? " at " + fmtTime(hst.last_seen_ts) + " (its last sample)" : " now";
     const sparkCells = SPARKS.map((s, i) => {
       const pts = sp[s.key] || [];
       const val = s.fmt(lastValue(pts));
-      return h("td", { class: "spark-cell", dataset: { spark: s.key }, title: s.title + ": " + val + " now, max " + s.fmt(maxValue(pts)) + " in the hour" },
+      return h("td", { class: "spark-cell", dataset: { spark: s.key }, title: s.title + ": " + val + when + ", max " + s.fmt(maxValue(pts)) + " in the hour" },
         sparkline([{ points: pts, color: s.color }], t0, t1, { w: layout.spark[6 + i], h: SPARK_H, yMax: s.yMax ?? null }),
         h("span", { class: "spark-val" }, val));
     });
@@ -292,7 +390,7 @@ export function mount(el, route) {
     const age = now - (hst.last_seen_ts || 0);
     const tr = h("tr", { class: stateCls, dataset: { host: hst.host, state: hst.state, stale: hst.stale ? "1" : "0" } },
       h("td", {}, h("span", { class: "badge " + hst.state }, hst.state)),
-      h("td", { class: "host", title: hst.host }, h("a", { href: makeHash("host", hst.host, {}) }, hst.host)),
+      h("td", { class: "host", title: hst.host }, h("a", { href: makeHash("host", hst.host, {}) }, hostShown(hst.host, suffix, hostFit()))),
       labelCell,
       h("td", { class: "mono", title: text(hst.kernel) }, text(hst.kernel)),
       h("td", { class: "seen", title: "last sample " + fmtTime(hst.last_seen_ts) + " (" + fmtAgo(hst.last_seen_ts, now) + " at the answer's time)" + (hst.stale ? "; no sample for 3 intervals: silent" : "") },
@@ -412,6 +510,8 @@ export function mount(el, route) {
     const first = !rendered;
     rendered = true;
     if (first) renderLabelPicker(st.data.hosts);
+    measureHosts();
+    applyLayout();
     renderBody(first);
     if (first) {
       // for bench/browser.mjs: the table with its visible sparklines

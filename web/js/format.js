@@ -142,6 +142,21 @@ export function fromInputTime(s) {
 }
 
 // Any value as display text: null and undefined are "–" (never "null").
+// A long cgroup path shortened in its middle, keeping what tells it from
+// its siblings: the first level and the last one (a container's scope is
+// cut to its first 12 hex digits), e.g. "/kubepods.slice/…/
+// cri-containerd-3f2a9c01b7de….scope". Short paths are left whole; the
+// full path goes in a tooltip.
+export function shortPath(path, max = 48) {
+  if (typeof path !== "string" || path.length <= max) return path;
+  const segs = path.split("/").filter(Boolean);
+  let last = segs[segs.length - 1] || "";
+  last = last.replace(/([0-9a-f]{12})[0-9a-f]{20,}/, "$1\u2026");
+  if (last.length > max - 4) last = last.slice(0, max - 12) + "\u2026" + last.slice(-7);
+  const out = (segs.length > 1 ? "/" + segs[0] + "/\u2026/" : "/") + last;
+  return out.length <= max + 16 ? out : "/\u2026/" + last;
+}
+
 export function text(v) {
   return v === null || v === undefined || (typeof v === "number" && !Number.isFinite(v)) ? DASH : String(v);
 }

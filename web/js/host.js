@@ -22,7 +22,7 @@ import { createChart } from "./charts.js";
 import { h } from "./dom.js";
 import { CGROUP_FIGURES, HOST_FIGURES, activity, assemble, index, inferPageSize } from "./figures.js";
 import { RANGES, batchPath, namesFor, pointsFor, requestsFor, windowOf } from "./hostplan.js";
-import { fmtAgo, fmtTime, fromInputTime, parseTime, text, toInputTime, zoneLabel } from "./format.js";
+import { fmtAgo, fmtClock, fmtTime, fromInputTime, parseTime, shortPath, text, toInputTime, zoneLabel } from "./format.js";
 import { isOutage, makeHash, poll, setStatus } from "./nav.js";
 
 // A performance mark, once per page (the first load of a view is what
@@ -55,17 +55,23 @@ function takePlan(hash) {
 
 // The cgroup picker's entries from GET .../cgroups: one per path (a hybrid
 // host lists a path twice, v1 and v2: one cgroup to the reader), and the
-// version-specific entry of a link that names one.
-export function cgroupChoices(list, cgroup = "", version = 0) {
+// version-specific entry of a link that names one. Long paths shortened
+// (shortPath, the full one in the title); the paths in alerted (a Set)
+// first, marked with a warning sign.
+export function cgroupChoices(list, cgroup = "", version = 0, alerted = new Set()) {
   const by = new Map();
   for (const c of list || []) {
     if (!by.has(c.path)) by.set(c.path, []);
     by.get(c.path).push(c.version);
   }
   const out = [...by.entries()].map(([path, versions]) => ({ value: path, path, version: 0, versions: versions.sort(),
-    label: path, title: versions.length > 1 ? "cgroup v1 (memory) and v2 (pressure), read as one" : "cgroup v" + versions[0] }));
+    label: (alerted.has(path) ? "\u26a0 " : "") + shortPath(path),
+    title: path + " \u2014 " + (versions.length > 1 ? "cgroup v1 (memory) and v2 (pressure), read as one" : "cgroup v" + versions[0]) +
+      (alerted.has(path) ? "; has an alert in this range" : "") }));
+  // the cgroups with an alert first (the one to look at), then by path
+  out.sort((x, y) => (alerted.has(y.path) ? 1 : 0) - (alerted.has(x.path) ? 1 : 0));
   if (cgroup && version) out.push({ value: cgroup + "\u0000" + version, path: cgroup, version, versions: [version],
-    label: cgroup + " (v" + version + " only)", title: "only the cgroup v" + version + " hierarchy" });
+    label: shortPath(cgroup) + " (v" + version + " only)", title: cgroup + " \u2014 only the cgroup v" + version + " hierarchy" });
   return out;
 }
 
@@ -164,7 +170,7 @@ export function mount(el, route) {
 
   el.append(
     h("div", { class: "host-head" },
-      h("h1", {}, h("a", { href: "#/fleet" }, "Fleet"), " / ", hostName, cgroup ? h("span", { class: "mono" }, " " + cgroup) : null),
+      h("h1", {}, h("a", { href: "#/fleet" }, "Fleet"), " / ", hostName, cgroup ? h("span", { class: "mono", title: cgroup }, " " + shortPath(cgroup)) : null),
       facts),
     h("div", { class: "toolbar" }, h("label", {}, "Range"), rangeBtns, zoomBtns, custom, winInfo,
       h("label", { for: "cgroup-picker" }, "Cgroup"), cgSel),
@@ -190,35 +196,74 @@ export function mount(el, route) {
     return sec;
   };
   if (cgroup) {
-    addSection(cgroup, "Cgroup " + cgroup + (cgv ? " (cgroup v" + cgv + ")" : ""));
+    addSection(cgroup, "Cgroup " + shortPath(cgroup) + (cgv ? " (cgroup v" + cgv + ")" : ""));
     addSection("", "Whole host " + hostName);
   } else {
     addSection("", null);
   }
   el.querySelector(".charts").id = "charts";
 
+  // A chart's width: one column of the grid (measured on the grid, not
+  // on a panel: a panel folded into the "no activity" line measures 0)
   const plotWidth = () => {
-    const p = sections[0].panels.values().next().value;
-    return Math.max(300, (p ? p.panel.clientWidth : 600) - 18);
+    const col = parseFloat(getComputedStyle(sections[0].grid).gridTemplateColumns) || 0;
+    return Math.max(300, col - 2 - 18);	// the panel's border, the plot's margins
   };
+
+  // "last seen" counts on between refreshes (a host that stopped
+  // reporting, or a server that stopped answering, does not stay "4 s ago")
+  let seenTs = null;
+  const seen = h("span", { class: "seen", id: "host-seen" });
+  // past a minute without a sample, the host is marked silent (as the
+  // fleet does: at least 60 s, 3 intervals)
+  const drawSeen = () => {
+    const silent = seenTs !== null && Date.now() / 1000 - seenTs > 60;
+    seen.replaceChildren("last seen " + fmtAgo(seenTs),
+      ...(silent ? [" ", h("span", { class: "badge stale" }, "silent since " + fmtClock(seenTs))] : []));
+    seen.title = fmtTime(seenTs);
+  };
+  const seenTick = setInterval(() => { if (seenTs !== null) drawSeen(); }, 1000);
+
+  // Asked again with every refresh: the newest sample's time.
+  async function refreshSeen(signal) {
+    const info = await api.host(hostName, signal);
+    seenTs = info.last_seen_ts;
+    drawSeen();
+  }
 
   async function loadFacts() {
     const [info, cgs] = await Promise.all([api.host(hostName, ctl.signal), api.cgroups(hostName, ctl.signal)]);
     const labels = Object.entries(info.labels || {}).map(([k, v]) => h("span", { class: "chip" }, k + "=" + text(v)));
+    seenTs = info.last_seen_ts;
+    drawSeen();
     // (replaceChildren writes a null as "null": h() skips them)
     facts.replaceChildren(...[
       h("span", {}, "kernel ", h("span", { class: "mono" }, text(info.kernel))),
-      h("span", { title: fmtTime(info.last_seen_ts) }, "last seen " + fmtAgo(info.last_seen_ts)),
+      seen,
       h("span", {}, text(info.samples) + " samples"),
       h("span", {}, text(info.cgroups ?? 0) + " cgroups"),
       info.agent_version ? h("span", {}, "agent " + info.agent_version) : null,
       ...labels].filter(Boolean));
+    cgList = cgs.cgroups || [];
+    renderPicker();
+  }
+
+  // the picker, again when the alerts of the window are known (the
+  // cgroups with one come first)
+  let cgList = null, pickerKey = "";
+  function renderPicker() {
+    if (!cgList) return;
+    const alerted = new Set(alerts.filter((a) => a.cgroup).map((a) => a.cgroup));
+    const key = [...alerted].sort().join("\n");
+    if (cgSel.options.length > 1 && key === pickerKey) return;
+    pickerKey = key;
     const sel = cgroup + (cgv ? "\u0000" + cgv : "");
     cgSel.replaceChildren(h("option", { value: "" }, "whole host"),
-      ...cgroupChoices(cgs.cgroups, cgroup, cgv).map((c) => h("option", { value: c.value, title: c.title, selected: c.value === sel }, c.label)));
+      ...cgroupChoices(cgList, cgroup, cgv, alerted).map((c) => h("option", { value: c.value, title: c.title, selected: c.value === sel }, c.label)));
   }
 
   function renderAlertStrip() {
+    renderPicker();
     const mine = alerts.filter((a) => !cgroup || a.cgroup === null || a.cgroup === cgroup).sort(compareAlerts);
     if (!mine.length) {
       alertStrip.replaceChildren(h("span", { class: "muted" }, "no alert in this range"));
@@ -232,7 +277,7 @@ export function mount(el, route) {
         href: a.cgroup && a.cgroup !== cgroup ? makeHash("host", hostName, { ...keepWindow(), cgroup: a.cgroup })
           : makeHash("alerts", "", { host: hostName, state: "all", id: a.id }),
         title: chipTitle(a, now) + (a.cgroup && a.cgroup !== cgroup ? "\n(opens cgroup " + a.cgroup + ")" : ""),
-      }, chipText(a, now) + (a.cgroup ? " \u00b7 " + a.cgroup.split("/").pop() : ""))));
+      }, chipText(a, now) + (a.cgroup ? " \u00b7 " + shortPath(a.cgroup.split("/").pop(), 32) : ""))));
   }
 
   function shaded(sec) {
@@ -377,11 +422,14 @@ export function mount(el, route) {
   // a past window changes little: refreshed at most every minute, as the
   // long ranges
   const longOrPast = (win.until - win.since > 86400) || (win.fixed && win.until < Date.now() / 1000 - 600);
+  let runs = 0;
   stopPoll = poll(async (signal) => {
     if (dead) return;
     try {
       await prepare(signal);
       await loadData(signal);
+      // the first run's facts come from getFacts; later runs ask again
+      if (runs++ && !factsLost && seenTs !== null) await refreshSeen(signal);
     } catch (e) {
       if (e.name === "AbortError" || isOutage(e)) throw e;	// poll: stale, retried
       fail(e);
@@ -405,6 +453,7 @@ export function mount(el, route) {
       ctl.abort();
       if (stopPoll) stopPoll();
       clearTimeout(resizeTimer);
+      clearInterval(seenTick);
       window.removeEventListener("resize", onResize);
       for (const sec of sections) {
         for (const c of sec.charts.values()) c.chart.destroy();
