@@ -11,8 +11,11 @@ POST /api/v1/samples in batches.
   web-03  4.19 kernel (no _file/_anon refault split, no PSI), stopped
           reporting 10 minutes ago (stale)
 
-With --recordings (--only-recordings: these alone), two recorded traces of
-tests/corpus too, moved in time:
+With --recordings (--only-recordings: these alone), two Kubernetes nodes
+with 86-character names alike but for a number in the middle (pool-001
+thrashing in a pod's 180-character container cgroup among 20 other pods
+over its last 12 minutes, pool-002 healthy), 15 minutes each, and two
+recorded traces of tests/corpus, moved in time:
   rec-07  real-filethrash: a 256 MiB cgroup at its v1 memory limit reading a
           1 GiB file, on a hybrid machine (v1 memory controller, v2
           pressure: each cgroup reported twice); ends 20 s before now
@@ -42,8 +45,11 @@ def psi(avg10, total):
 
 
 class Host:
-    def __init__(self, name, kernel, labels, mem_gib, old=False, stop_before_s=0, thrash_last_s=0, swappy=False):
+    def __init__(self, name, kernel, labels, mem_gib, old=False, stop_before_s=0, thrash_last_s=0, swappy=False, cg_paths=None):
         self.name, self.kernel, self.labels = name, kernel, labels
+        # (path, share of the host's activity, memory.max or None)
+        self.cg_paths = cg_paths or (("/system.slice", 0.95, None), ("/system.slice/postgresql.service", 0.9, 12 * 2**30),
+                                     ("/user.slice", 0.03, None))
         self.mem_kb = mem_gib * GIB_KB
         self.old, self.stop_before_s, self.thrash_last_s, self.swappy = old, stop_before_s, thrash_last_s, swappy
         self.c = {}          # host vmstat counters
@@ -129,7 +135,7 @@ class Host:
 
     def cgroups(self, ts, dt, thrash, rates):
         out = []
-        for path, share in (("/system.slice", 0.95), ("/system.slice/postgresql.service", 0.9), ("/user.slice", 0.03)):
+        for path, share, limit in self.cg_paths:
             d = self.cg.setdefault(path, {})
             hot = thrash and share > 0.5
             k = share if hot else 0.02
@@ -138,7 +144,6 @@ class Host:
                             ("pgscan", (rates["scan_k"] + rates["scan_d"]) * k), ("pgsteal", (rates["steal_k"] + rates["steal_d"]) * k),
                             ("pgmajfault", rates["majflt"] * k), ("pgfault", 5000 * share)):
                 self.add(d, name, r, dt)
-            limit = 12 * 2**30 if "postgresql" in path else None
             cur = int((limit or 8 * 2**30) * (0.99 if hot else 0.6) * share + 50 * 2**20)
             stat = dict(d)
             stat.update({"anon": cur // 3, "file": cur // 2, "file_dirty": int(40 * 2**20 * share), "file_writeback": int(2 * 2**20 * share)})
@@ -227,6 +232,22 @@ def main():
             posted += len(batch)
     nhosts = len(hosts)
     if a.recordings:
+        # two Kubernetes nodes named alike but for a number in the middle,
+        # one thrashing in a pod's container cgroup among 20 other pods
+        def pod(i):
+            uid = "%08x_%04x_4%03x_8%03x_%012x" % (0x5a17c0de + i, i, i, i, 0xfeed0000 + i)
+            return ("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod%s.slice/cri-containerd-%s.scope"
+                    % (uid, ("%064x" % (0xc0ffee * (i + 1)))))
+        cgs = [("/kubepods.slice", 0.95, None), (pod(0), 0.9, 2 * 2**30)] + [(pod(i), 0.01, 2**30) for i in range(1, 21)]
+        fqdn = "very-long-hostname-for-the-k8s-worker-pool-%03d.prod.eu-central-1.internal.example.com"
+        long_hosts = [Host(fqdn % 1, "6.1.0-18-amd64", {"role": "k8s"}, 16, thrash_last_s=12 * 60, cg_paths=cgs),
+                      Host(fqdn % 2, "6.1.0-18-amd64", {"role": "k8s"}, 16, cg_paths=cgs[:3])]
+        for hst in long_hosts:
+            batch = [hst.sample(now - (90 - i) * 10.0, now, 10.0) for i in range(91)]
+            for i in range(0, len(batch), 30):
+                post(a.url, a.token, batch[i:i + 30])
+            posted += len(batch)
+            nhosts += 1
         for name, host, ago in (("real-filethrash.jsonl.gz", "rec-07", 20), ("synth-oom-reboot.jsonl", "oom-03", 150)):
             rows = recording(name, host, now - ago)
             for i in range(0, len(rows), 60):

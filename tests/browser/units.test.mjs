@@ -294,6 +294,27 @@ eq("merge overlapping", mergeIntervals([{ t0: 10, t1: 20, severity: "critical" }
   eq("filter on a label", fl.matches(hst, "role=db", "all"), true);
   eq("filter no match", fl.matches(hst, "swap_imbalance", "all"), false);
   eq("label keys, the most common first", fl.labelKeys([{ labels: { rack: "1", role: "a" } }, { labels: { role: "b" } }]), ["role", "rack"]);
+  // long host names: the column gets their width first (from Labels and Kernel), the common suffix left out, the middle cut
+  const wide = fl.layoutColumns(1252, 300), plain = fl.layoutColumns(1252);
+  eq("a long host name widens the Host column, the table still fits", wide.widths[1] >= 270 && wide.widths[1] > plain.widths[1] + 100 &&
+    wide.widths.reduce((a, b) => a + b, 0) <= 1252 && wide.widths[2] >= 56 && wide.widths[3] >= 72, true);
+  eq("the Host column takes at most a quarter", fl.layoutColumns(1252, 2000).widths[1] <= 1252 / 4 + 60, true);
+  const fq = (n) => `very-long-worker-pool-${n}.prod.eu-central-1.internal.example.com`;
+  eq("the fleet's common domain suffix", fl.commonSuffix([fq("001"), fq("002"), "db-07"]), ".prod.eu-central-1.internal.example.com");
+  eq("no common suffix of one dotted name", fl.commonSuffix([fq("001"), "db-07"]), "");
+  eq("a name without the suffix", fl.hostShown(fq("001"), ".prod.eu-central-1.internal.example.com", 40), "very-long-worker-pool-001\u2026");
+  eq("a name cut in its middle keeps its end", fl.hostShown("search-fra1-000139", "", 12), "sea\u20261-000139");
+  eq("a short name whole", fl.hostShown("db-07", "", 12), "db-07");
+  const flap = [{ kind: "thrash", severity: "warning", state: "open", started_at_ts: 900 }]
+    .concat([1, 2, 3].map((i) => ({ kind: "swap_imbalance", severity: "warning", state: "resolved", cgroup: "/a", started_at_ts: 100 * i, ended_at_ts: 100 * i + 50 })));
+  const mt = fl.moreTitle(flap, 1000).split("\n");
+  eq("a flapping alert is one line in the \"+N\" tooltip, with its count", mt.length === 2 && /^ended: swap_imbalance .*\u00d73 in the hour/.test(mt[1]), true);
+}
+{
+  const { shortPath } = await import("../../web/js/format.js");
+  const pod = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod5a17c0de_0000_4000_8000_0000feed0000.slice/cri-containerd-" + "3f2a9c01b7de".padEnd(64, "0") + ".scope";
+  eq("a pod's path shortened to its first level and its container", shortPath(pod), "/kubepods.slice/\u2026/cri-containerd-3f2a9c01b7de\u2026.scope");
+  eq("a short path whole", shortPath("/system.slice/postgresql.service"), "/system.slice/postgresql.service");
 }
 
 // ---- the host view: the cgroup picker, the zoom buttons, folded charts

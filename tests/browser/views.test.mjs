@@ -105,6 +105,12 @@ async function views(width) {
   const fa = await page.evaluate(audit, "#fleet-table td, #fleet-table .chip");
   check(`${width} fleet: every host, nothing cut without a tooltip, no sideways scroll, no null`, fleetOk && !fa.cut.length && !fa.sideways && !fa.bad,
     JSON.stringify(fa));
+  const cols = await page.evaluate(() => [...document.querySelectorAll("#fleet-table thead th")].map((t) => {
+    const r = t.getBoundingClientRect();
+    return { col: t.textContent.trim(), w: Math.round(r.width), inside: r.right <= window.innerWidth + 1 && r.width > 40 };
+  }));
+  check(`${width} fleet: all 10 columns on screen, the swap column too`, cols.length === 10 && cols.every((c) => c.inside) &&
+    /swap/i.test(cols[9].col), JSON.stringify(cols));
   const chips = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll("#fleet-table tr[data-host]")].map((tr) =>
     [tr.dataset.host, [...tr.querySelectorAll(".alerts-cell .chip")].map((c) => ({ text: c.textContent, title: c.title, cls: c.className, href: c.getAttribute("href") }))])));
   const r7 = chips["rec-07"] || [];
@@ -118,6 +124,25 @@ async function views(width) {
   check(`${width} fleet: an alert that ended within the hour is marked`,
     o3.some((c) => c.cls.includes("resolved") && c.text.startsWith("oom_kill")) || o3.some((c) => /ended: oom_kill/.test(c.title)), JSON.stringify(o3));
   await page.screenshot({ path: `${OUT}/views-fleet-${width}.png`, fullPage: true });
+  // hosts named alike but for a number in the middle stay told apart
+  const longNames = await page.evaluate(() => [...document.querySelectorAll("#fleet-table tr[data-host^='very-long-hostname']")].map((tr) => {
+    const td = tr.querySelector("td.host");
+    return { host: tr.dataset.host, shown: td.textContent, fits: td.scrollWidth <= td.clientWidth + 1, title: td.title };
+  }));
+  check(`${width} fleet: long names alike show the part that differs, whole (not cut), full name as tooltip`,
+    longNames.length === 2 && longNames.every((r) => r.fits && r.title === r.host && r.shown.includes(r.host.match(/pool-(\d+)/)[1])) &&
+    longNames[0].shown !== longNames[1].shown, JSON.stringify(longNames));
+  // the alert chip's age and the "+N" chip never cut
+  const chipFit = await page.evaluate(() => [...document.querySelectorAll("#fleet-table td.alerts-cell")].flatMap((td) => {
+    const r = td.getBoundingClientRect();
+    return [...td.querySelectorAll(".chip .t, .chip.more")].map((e) => ({ t: e.textContent, in: e.getBoundingClientRect().right <= r.right - 2 + 0.5 &&
+      e.getBoundingClientRect().width >= e.scrollWidth - 1 }));
+  }));
+  check(`${width} fleet: every chip's age and every "+N" in full`, chipFit.length >= 5 && chipFit.every((c) => c.in), JSON.stringify(chipFit));
+  // a silent host's values are its last ones
+  const silentTitle = await page.$eval('#fleet-table tr[data-host="web-03"] td.spark-cell', (td) => td.title).catch(() => "");
+  check(`${width} fleet: a silent host's sparkline values say they are its last sample`, /at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(its last sample\)/.test(silentTitle) &&
+    !/ now,/.test(silentTitle), silentTitle);
 
   // the alert, opened from its chip
   await page.click('#fleet-table tr[data-host="rec-07"] .alerts-cell .chip');
@@ -156,6 +181,40 @@ async function views(width) {
     hv.all.some((t) => /^scan all\s*:?\s*[1-9]/.test(t.replace(/\s+/g, " ").trim())) && hv.all.some((t) => /^scan kswapd\s*:?\s*0/.test(t.replace(/\s+/g, " ").trim())), JSON.stringify(hv.all));
   check(`${width} host: nothing cut, no sideways scroll, no null`, !ha.cut.length && !ha.sideways && !ha.bad, JSON.stringify(ha));
   await page.screenshot({ path: `${OUT}/views-host-${width}.png`, fullPage: true });
+
+  // a pod's 180-character cgroup: the alert row keeps its actions on screen,
+  // the host view its width, the picker finds the pod first
+  const k8s = "very-long-hostname-for-the-k8s-worker-pool-001.prod.eu-central-1.internal.example.com";
+  await page.goto(BASE + "/#/alerts?host=" + encodeURIComponent(k8s));
+  await until(page, () => document.querySelectorAll("#alert-list .alert").length >= 2);
+  const podRows = await page.evaluate(() => [...document.querySelectorAll("#alert-list .alert")].map((a) => {
+    const where = a.querySelector(".where");
+    const reach = [...a.querySelectorAll(".view-link, .more-btn, .sil-open")].map((e) => {
+      const r = e.getBoundingClientRect();
+      const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+      return r.right <= window.innerWidth && !!hit && (hit === e || e.contains(hit));
+    });
+    return { where: where.textContent, title: where.title, reach };
+  }));
+  const pod = podRows.find((r) => /kubepods/.test(r.title));
+  const pa = await page.evaluate(audit, "#alert-list .alert .head > *");
+  check(`${width} alerts: a pod's long cgroup is shortened (whole in the tooltip), the row's actions on screen and clickable`,
+    !!pod && pod.where.length <= 64 && /cri-containerd-[0-9a-f]{12}/.test(pod.where) && pod.title.length > 150 &&
+    podRows.every((r) => r.reach.length === 3 && r.reach.every(Boolean)) && !pa.sideways && !pa.cut.length, JSON.stringify([podRows, pa]));
+  await page.screenshot({ path: `${OUT}/views-alerts-pod-${width}.png` });
+  await page.click('#alert-list .alert[data-kind="thrash"] a.view-link');
+  await until(page, () => document.getElementById("view").dataset.loaded && document.querySelectorAll(".chart .uplot").length >= 3 &&
+    document.querySelectorAll("#cgroup-picker option").length > 20, undefined, 25000);
+  const ph = await page.evaluate(() => {
+    const sel = document.getElementById("cgroup-picker");
+    return { sideways: document.documentElement.scrollWidth > window.innerWidth + 1, selW: Math.round(sel.getBoundingClientRect().width), vw: window.innerWidth,
+      first: sel.options[1]?.textContent, firstTitle: sel.options[1]?.title, longest: Math.max(...[...sel.options].map((o) => o.textContent.length)),
+      chosen: sel.selectedIndex };
+  });
+  check(`${width} host of the pod alert: no sideways scroll, a bounded picker, the alerted pod first and marked, short entries`,
+    !ph.sideways && ph.selW <= ph.vw * 0.45 && /^\u26a0 /.test(ph.first || "") && /cri-containerd/.test(ph.firstTitle || "") && ph.longest <= 70 && ph.chosen === 1,
+    JSON.stringify(ph));
+  await page.screenshot({ path: `${OUT}/views-host-pod-${width}.png` });
 
   // compare
   await page.goto(BASE + "/#/compare?group_by=kernel");
@@ -227,6 +286,7 @@ async function interactions() {
     hidden1.off && hidden1.pressed === "true" && hidden2 && shownAgain, JSON.stringify([hidden1, hidden2, shownAgain]));
   // the alert band's label under the cursor (db-07 thrashes over the last 25 minutes)
   const over = await page.$('.chart[data-fig="psi"] .u-over');
+  await over.scrollIntoViewIfNeeded();
   const box = await over.boundingBox();
   await page.mouse.move(box.x + box.width * 0.9, box.y + box.height / 2);
   const label = await until(page, () => { const l = document.querySelector('.chart[data-fig="psi"] .band-label'); return l && !l.hidden && /thrash|stall|storm/.test(l.textContent); }, undefined, 3000);
@@ -279,6 +339,131 @@ async function interactions() {
   check("dark mode follows the system, every badge at 4.5:1 or more", dk.bgLum < 0.05 && !dk.low.length, JSON.stringify(dk));
   await dark.screenshot({ path: `${OUT}/views-fleet-dark-1440.png` });
   await dark.context().close();
+}
+
+// ---- triage at 1440 px: the fleet's filter, label column and chip order,
+// the alerts list grouped by host
+const SEV = { critical: 2, warning: 1, info: 0 };
+async function triage() {
+  const page = await newPage(1440);
+  const fleet = await (await fetch(BASE + "/api/v1/fleet?window=3600")).json();
+  await page.goto(BASE + "/#/fleet");
+  await until(page, () => document.querySelectorAll("#fleet-table tbody tr[data-host]").length >= 5);
+  const shownHosts = () => page.$$eval("#fleet-table tbody tr[data-host]", (t) => t.map((x) => x.dataset.host).sort().join());
+  const filterBy = async (q) => {
+    await page.fill("#fleet-filter", q);
+    await until(page, (v) => location.hash.includes("q=" + encodeURIComponent(v)), q, 3000);
+    await sleep(300);
+    return shownHosts();
+  };
+  const withAlert = (pred) => fleet.hosts.filter((x) => [...(x.open_alerts || []), ...(x.resolved_alerts || [])].some(pred)).map((x) => x.host).sort().join();
+  const byKind = await filterBy("oom_kill");
+  check("the fleet filter matches an alert's kind (an ended one too)", byKind === withAlert((a) => a.kind === "oom_kill") && byKind.includes("oom-03"), byKind);
+  const byCg = await filterBy("vmscope-rec-filethrash");
+  check("the fleet filter matches an alert's cgroup", byCg === "rec-07", byCg);
+  await filterBy("");
+  // the label column: the one label the user chose, kept in the hash
+  await page.selectOption("#fleet-label", "role");
+  const lab = await page.evaluate(() => ({
+    head: [...document.querySelectorAll("#fleet-table thead th")].map((t) => t.textContent).find((t) => /^Label/.test(t)),
+    cells: Object.fromEntries([...document.querySelectorAll("#fleet-table tr[data-host]")].map((tr) => [tr.dataset.host, tr.querySelector("td.labels").textContent])),
+    hash: location.hash,
+  }));
+  const wantRole = Object.fromEntries(fleet.hosts.map((x) => [x.host, x.labels?.role]));
+  check("the label column shows the label chosen, its values only, and the hash keeps it", /role/.test(lab.head || "") && /label=role/.test(lab.hash) &&
+    Object.entries(lab.cells).every(([hst, v]) => (wantRole[hst] ? v === wantRole[hst] : !/=/.test(v))) && Object.values(wantRole).some(Boolean), JSON.stringify(lab));
+  await page.reload();
+  await until(page, () => document.querySelectorAll("#fleet-table tbody tr[data-host]").length >= 5);
+  check("the label column chosen survives a reload", (await page.$eval("#fleet-label", (e) => e.value)) === "role");
+  await page.selectOption("#fleet-label", "");
+  // the chips: worst severity first, then the oldest; the ended last
+  const first = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll("#fleet-table tr[data-host]")].map((tr) =>
+    [tr.dataset.host, tr.querySelector(".alerts-cell .chip")?.dataset.alertId || null])));
+  // (worst first; among equals the newest trouble leads, then by kind)
+  const order = (x) => [...(x.open_alerts || [])].sort((p, q) => (SEV[q.severity] || 0) - (SEV[p.severity] || 0) || (q.started_at_ts - p.started_at_ts) ||
+    p.kind.localeCompare(q.kind))
+    .concat([...(x.resolved_alerts || [])].sort((p, q) => (q.ended_at_ts || 0) - (p.ended_at_ts || 0)));
+  const bad = fleet.hosts.filter((x) => { const o = order(x); return String(o[0]?.id ?? null) !== String(first[x.host]); });
+  const firstSev = (x) => order(x)[0];
+  check("the first chip is the worst open alert, the newest among equals",
+    !bad.length && fleet.hosts.filter((x) => (x.open_alerts || []).length > 0).length >= 2 &&
+    fleet.hosts.every((x) => !(x.open_alerts || []).length || (x.open_alerts || []).every((a) => (SEV[a.severity] || 0) <= (SEV[firstSev(x).severity] || 0))),
+    JSON.stringify(bad.map((x) => [x.host, first[x.host], order(x).map((a) => [a.id, a.severity, a.started_at_ts])])));
+
+  // the alerts list: open alerts by default, grouped by host, worst first,
+  // explanations folded, a screen holds many
+  const openAns = await (await fetch(BASE + "/api/v1/alerts?state=open&limit=500")).json();
+  await page.goto(BASE + "/#/alerts");
+  await until(page, () => document.querySelectorAll("#alert-list .alert").length >= 1);
+  const al = await page.evaluate(() => ({
+    state: document.getElementById("alert-state").value,
+    groups: [...document.querySelectorAll("#alert-list .host-group")].map((g) => ({ host: g.dataset.host,
+      alerts: [...g.querySelectorAll(".alert")].map((a) => ({ id: a.dataset.alertId, state: a.dataset.state, h: a.getBoundingClientRect().height,
+        folded: a.querySelector(".details").hidden })) })),
+  }));
+  const byId = Object.fromEntries(openAns.alerts.map((a) => [String(a.id), a]));
+  const flat = al.groups.flatMap((g) => g.alerts.map((a) => ({ ...a, host: g.host, api: byId[a.id] })));
+  const cmp = (p, q) => (SEV[q.severity] || 0) - (SEV[p.severity] || 0) || Date.parse(q.started_at) - Date.parse(p.started_at) ||
+    p.host.localeCompare(q.host) || p.kind.localeCompare(q.kind);
+  const groupsSorted = al.groups.every((g, i) => i === 0 || cmp(byId[al.groups[i - 1].alerts[0].id], byId[g.alerts[0].id]) <= 0);
+  const withinSorted = al.groups.every((g) => g.alerts.every((a, i) => i === 0 || cmp(byId[g.alerts[i - 1].id], byId[a.id]) <= 0));
+  check("alerts: open ones only by default, every open alert listed", al.state === "open" && flat.length === openAns.alerts.length &&
+    flat.every((a) => a.state === "open" && a.api), JSON.stringify([al.state, flat.length, openAns.alerts.length]));
+  check("alerts: one group per host, each alert in its host's group", new Set(al.groups.map((g) => g.host)).size === al.groups.length &&
+    flat.every((a) => a.api.host === a.host) && al.groups.some((g) => g.alerts.length >= 2), JSON.stringify(al.groups.map((g) => [g.host, g.alerts.length])));
+  check("alerts: groups and the alerts in each by severity, then the newest first", groupsSorted && withinSorted,
+    JSON.stringify(al.groups.map((g) => g.alerts.map((a) => [a.id, byId[a.id]?.severity, byId[a.id]?.started_at]))));
+  check("alerts: compact (explanations folded, rows under 40 px: 20 a screen)", flat.every((a) => a.folded && a.h < 40), JSON.stringify(flat.map((a) => a.h)));
+  const id0 = flat[0].id;
+  await page.click(`#alert-list .alert[data-alert-id="${id0}"] button.more-btn`);
+  const opened = await page.$eval(`#alert-list .alert[data-alert-id="${id0}"]`, (a) => ({ shown: !a.querySelector(".details").hidden,
+    expanded: a.querySelector(".more-btn").getAttribute("aria-expanded"), text: a.querySelector(".details").textContent.length }));
+  await page.click(`#alert-list .alert[data-alert-id="${id0}"] button.more-btn`);
+  const closed = await page.$eval(`#alert-list .alert[data-alert-id="${id0}"] .details`, (d) => d.hidden);
+  check("alerts: an explanation opens and folds again from its button", opened.shown && opened.expanded === "true" && opened.text > 100 && closed, JSON.stringify([opened, closed]));
+  await page.screenshot({ path: `${OUT}/views-alerts-grouped-1440.png`, fullPage: true });
+
+  // a cgroup whose first figure is folded (the OOM-killed cgroup had no
+  // refaults): the charts still fill their cards, also after a refresh
+  const oom = ((await (await fetch(BASE + "/api/v1/alerts?host=oom-03&kind=oom_kill&state=all")).json()).alerts || [])[0];
+  const { alertLink } = await import("../../web/js/alerts.js");
+  await page.goto(BASE + "/" + alertLink(oom));
+  await until(page, () => document.getElementById("view").dataset.loaded && document.querySelectorAll(".chart .uplot").length >= 3, undefined, 20000);
+  const widths = () => page.evaluate(() => ({
+    firstFolded: document.querySelector('[data-section="cgroup"] .chart')?.offsetParent === null,
+    charts: [...document.querySelectorAll(".chart")].filter((c) => c.offsetParent !== null && c.querySelector(".uplot"))
+      .map((c) => [c.dataset.fig, c.clientWidth, Math.round(c.querySelector(".uplot").getBoundingClientRect().width)]),
+  }));
+  const w1 = await widths();
+  await page.click("#refresh-now");
+  await sleep(1500);
+  await until(page, () => document.getElementById("view").dataset.loaded);
+  const w2 = await widths();
+  const fills = (w) => w.charts.length >= 3 && w.charts.every(([, card, plot]) => plot >= card - 40);
+  check("a cgroup whose first chart is folded: every chart fills its card, after a refresh too",
+    oom && w1.firstFolded && fills(w1) && fills(w2), JSON.stringify([oom?.cgroup, w1, w2]));
+  await page.screenshot({ path: `${OUT}/views-host-oom-1440.png`, fullPage: true });
+
+  // a silent host's view: marked silent, its legend names the last sample's time
+  await page.goto(BASE + "/#/host/web-03?range=1h");
+  await until(page, () => document.getElementById("view").dataset.loaded && document.querySelector(".chart .uplot"), undefined, 20000);
+  const sil = await page.evaluate(() => ({ seen: document.getElementById("host-seen")?.textContent,
+    legend: document.querySelector('.chart[data-fig="refaults"] .u-legend .u-series td')?.textContent }));
+  check("a silent host's view: \"silent since\" in its header, \"last sample HH:MM:SS\" in its legends, not \"latest\"",
+    /silent since \d\d:\d\d:\d\d/.test(sil.seen || "") && /^last sample \d\d:\d\d:\d\d$/.test(sil.legend || ""), JSON.stringify(sil));
+
+  // light theme: every badge at 4.5:1 in the page as drawn
+  await page.goto(BASE + "/#/fleet");
+  await until(page, () => document.querySelectorAll("#fleet-table tbody tr[data-host]").length >= 5);
+  const lowBadges = await page.evaluate(() => {
+    const rgb = (s) => (s.match(/\d+(\.\d+)?/g) || []).slice(0, 3).map(Number);
+    const lum = (c) => { const v = c.map((x) => x / 255).map((x) => (x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4)); return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
+    const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+    const badges = [...document.querySelectorAll(".badge, .chip")];
+    return { n: badges.length, low: badges.map((b) => { const s = getComputedStyle(b); return [b.className, b.textContent, ratio(rgb(s.color), rgb(s.backgroundColor))]; }).filter((b) => b[2] < 4.5) };
+  });
+  check("light theme: every badge and chip at 4.5:1 or more", lowBadges.n >= 5 && !lowBadges.low.length, JSON.stringify(lowBadges));
+  await page.context().close();
 }
 
 // ---- servers of this test's own, for the outages
@@ -338,6 +523,8 @@ async function outages() {
   const page = await newPage(1440, { noErrors: true });
   await page.goto(s.url + "/#/fleet");
   await until(page, () => document.querySelectorAll("#fleet-table tbody tr[data-host]").length >= 5);
+  const fleetReqs = [];
+  page.on("request", (r) => { if (r.url().includes("/api/v1/fleet")) fleetReqs.push(Date.now()); });
   await stopServer(s);
   const stale = await until(page, () => {
     const b = document.getElementById("stale-banner");
@@ -350,6 +537,12 @@ async function outages() {
   }));
   check("server stopped: the fleet keeps its rows, greyed, and says \"data as of\"", stale && kept.rows >= 5 && /grayscale/.test(kept.grey), JSON.stringify(kept));
   await page.screenshot({ path: `${OUT}/views-fleet-stale-1440.png` });
+  // retried with backoff: each wait longer than the one before (2, 4, 8 s)
+  const down = fleetReqs.length;
+  await sleep(15000);
+  const gaps = fleetReqs.slice(Math.max(0, down - 1)).map((t, i, a) => (i ? t - a[i - 1] : 0)).slice(1);
+  check("server stopped: the fleet retries by itself, with growing waits", gaps.length >= 2 && gaps.length <= 4 &&
+    gaps.every((g, i) => i === 0 || g > gaps[i - 1] * 1.5), JSON.stringify(gaps));
   // a view opened while the server is away
   await page.evaluate(() => { location.hash = "#/alerts"; });
   const nothing = await until(page, () => /nothing loaded yet/.test(document.getElementById("stale-banner")?.textContent || ""), undefined, 10000);
@@ -359,7 +552,30 @@ async function outages() {
     !document.getElementById("view").classList.contains("stale"), undefined, 60000);
   check("the server back: the alerts view loads by itself and the banner goes", back,
     await page.evaluate(() => location.hash + " | " + (document.getElementById("stale-banner")?.textContent || "no banner") + " | " + document.getElementById("view").textContent.slice(0, 200)));
+  // the alerts view loaded, then the server gone: the list and counts stay, greyed
+  const before = await page.evaluate(() => ({ n: document.querySelectorAll("#alert-list .alert").length, count: document.getElementById("alert-count")?.textContent }));
   await stopServer(s);
+  const alStale = await until(page, () => { const b = document.getElementById("stale-banner"); return !!b && !b.hidden && /data as of/.test(b.textContent); },
+    undefined, 20000);
+  const alKept = await page.evaluate(() => ({ n: document.querySelectorAll("#alert-list .alert").length, count: document.getElementById("alert-count")?.textContent,
+    grey: getComputedStyle(document.querySelector(".alert-list")).filter }));
+  check("server stopped: the alerts view keeps its list and counts, greyed, \"data as of\"", alStale && before.n >= 1 && alKept.n === before.n &&
+    alKept.count === before.count && /grayscale/.test(alKept.grey), JSON.stringify([before, alKept]));
+  // a host view: "last seen" counts on and is greyed in an outage
+  s = await startServer(port, SERVER_DB, WEB_DIR);
+  await page.evaluate(() => { location.hash = "#/host/db-07?range=1h"; });
+  await until(page, () => document.getElementById("view").dataset.loaded && /last seen/.test(document.getElementById("host-seen")?.textContent || "") &&
+    document.getElementById("stale-banner")?.hidden !== false, undefined, 60000);
+  const seen0 = await page.$eval("#host-seen", (e) => e.textContent);
+  await stopServer(s);
+  await until(page, () => { const b = document.getElementById("stale-banner"); return !!b && !b.hidden; }, undefined, 20000);
+  await sleep(2100);
+  const hs = await page.evaluate(() => ({ seen: document.getElementById("host-seen").textContent,
+    grey: getComputedStyle(document.querySelector(".facts")).filter, charts: getComputedStyle(document.querySelector(".charts")).filter }));
+  const secs = (t) => { const m = t.match(/(?:(\d+) min)?\s*(?:(\d+) s)? ago/); return m ? Number(m[1] || 0) * 60 + Number(m[2] || 0) : -1; };
+  check("server stopped: the host view's \"last seen\" counts on, greyed with its charts", secs(hs.seen) > secs(seen0) && secs(seen0) >= 0 &&
+    /grayscale/.test(hs.grey) && /grayscale/.test(hs.charts), JSON.stringify([seen0, hs]));
+  await page.screenshot({ path: `${OUT}/views-host-stale-1440.png` });
   await page.context().close();
 
   // -- the database away (503 from a running server)
@@ -411,11 +627,12 @@ async function missingVendor() {
   rmSync(dir, { recursive: true, force: true });
 }
 
-// PARTS (for a run by hand): a comma list of views, interactions, outages, vendor
-const PARTS = (process.env.PARTS || "views,interactions,outages,vendor").split(",");
+// PARTS (for a run by hand): a comma list of views, interactions, triage, outages, vendor
+const PARTS = (process.env.PARTS || "views,interactions,triage,outages,vendor").split(",");
 await finish(browser, async () => {
   if (PARTS.includes("views")) for (const w of [1280, 1440, 1920]) await views(w);
   if (PARTS.includes("interactions")) await interactions();
+  if (PARTS.includes("triage")) await triage();
   if (PARTS.includes("outages")) await outages();
   if (PARTS.includes("vendor")) await missingVendor();
   check("no console errors", errors.length === 0, errors.join(" | "));
