@@ -38,7 +38,7 @@ const afterPaint = () => new Promise((r) => {
 const SPARKS = [
   { key: "psi_memory_some", label: "PSI mem some", fmt: fmtPct, color: "var(--c-purple)", title: "PSI memory some avg10, %" },
   { key: "refault_file", label: "File refaults", fmt: (v) => fmtRate(v), color: "var(--c-orange)", title: "workingset_refault_file, pages per second" },
-  { key: "reclaim_efficiency", label: "Reclaim eff.", fmt: fmtRatio, color: "var(--c-green)", yMax: 1, title: "pgsteal / pgscan (kswapd + direct)" },
+  { key: "reclaim_efficiency", label: "Reclaim eff.", fmt: fmtRatio, color: "var(--c-green)", yMax: 1, title: "pgsteal / pgscan of all reclaim (5.8+: anon + file, a cgroup's limit reclaim too; before: kswapd + direct)" },
 ];
 
 // The columns: sort key, heading, least width (px) and share of the width
