@@ -90,6 +90,13 @@ eq("efficiency has no band", lines[2].min, null);
   eq("columns: zone sums and bands as from points", [lc[0].avg, lc[0].min, lc[0].max, lc[1].avg, lc[2].avg], [[100, 40], [80, 30], [120, 50], [50, 10], [0.5, 0.25]]);
   const raw1 = index(new Map([["a", { downsampled: false, ts: [1, 2], v: [3, null] }]]));
   eq("columns: raw series", [raw1.x, raw1.byName.get("a").avg, raw1.byName.get("a").max], [[1, 2], [3, null], [3, null]]);
+  // a 90 s hole in 10 s samples: a time without values in it, so no line crosses it
+  const gap = index(new Map([["a", { downsampled: false, ts: [0, 10, 20, 30, 120, 130], v: [1, 2, 3, 4, 5, 6] }],
+    ["b", { downsampled: false, ts: [0, 10, 20, 30, 120, 130], v: [6, 5, 4, 3, 2, 1] }]]));
+  eq("a hole in the data: a time without values between its sides", [gap.x, gap.byName.get("a").avg, gap.byName.get("b").avg],
+    [[0, 10, 20, 30, 40, 120, 130], [1, 2, 3, 4, null, 5, 6], [6, 5, 4, 3, null, 2, 1]]);
+  const even = index(new Map([["a", { downsampled: false, ts: [0, 10, 21, 30, 40], v: [1, 2, 3, 4, 5] }]]));
+  eq("jitter is not a hole", even.x, [0, 10, 21, 30, 40]);
 }
 
 // raw series: no band; kB and page conversions; swap used difference

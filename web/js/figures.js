@@ -263,7 +263,41 @@ export function index(fetched) {
     }
     byName.set(name, { avg, min, max, downsampled });
   }
-  return { x, byName };
+  return breakGaps(x, byName);
+}
+
+// A hole in the data (a host or the server away) stays a hole: where two
+// neighbouring times are more than 2.5 steps apart (the median step), a
+// time with no value in any series is put between them, so that no line
+// joins the two sides as if something had been measured in between.
+export function breakGaps(x, byName) {
+  if (x.length < 3) return { x, byName };
+  const steps = [];
+  for (let i = 1; i < x.length; i++) steps.push(x[i] - x[i - 1]);
+  const med = [...steps].sort((a, b) => a - b)[steps.length >> 1];
+  if (!(med > 0)) return { x, byName };
+  const holes = [];
+  for (let i = 1; i < x.length; i++) if (x[i] - x[i - 1] > 2.5 * med) holes.push(i);
+  if (!holes.length) return { x, byName };
+  const widen = (arr) => {
+    if (!arr) return arr;
+    const out = [];
+    let h = 0;
+    for (let i = 0; i < arr.length; i++) {
+      if (h < holes.length && holes[h] === i) { out.push(null); h++; }
+      out.push(arr[i]);
+    }
+    return out;
+  };
+  const nx = [];
+  let h = 0;
+  for (let i = 0; i < x.length; i++) {
+    if (h < holes.length && holes[h] === i) { nx.push(x[i - 1] + med); h++; }
+    nx.push(x[i]);
+  }
+  const nb = new Map();
+  for (const [name, c] of byName) nb.set(name, { ...c, avg: widen(c.avg), min: widen(c.min), max: widen(c.max) });
+  return { x: nx, byName: nb };
 }
 
 // The arrays a chart draws for one resolved figure. pageSize in bytes.
