@@ -300,6 +300,7 @@ eq("merge overlapping", mergeIntervals([{ t0: 10, t1: 20, severity: "critical" }
   eq("filter on an ended alert", fl.matches(hst, "oom_kill", "all"), true);
   eq("filter on a label", fl.matches(hst, "role=db", "all"), true);
   eq("filter no match", fl.matches(hst, "swap_imbalance", "all"), false);
+  eq("several words: all must match", [fl.matches(hst, "writeback  role=db", "all"), fl.matches(hst, "writeback role=web", "all")], [true, false]);
   eq("label keys, the most common first", fl.labelKeys([{ labels: { rack: "1", role: "a" } }, { labels: { role: "b" } }]), ["role", "rack"]);
   // long host names: the column gets their width first (from Labels and Kernel), the common suffix left out, the middle cut
   const wide = fl.layoutColumns(1252, 300), plain = fl.layoutColumns(1252);

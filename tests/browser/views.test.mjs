@@ -422,6 +422,11 @@ async function triage() {
   const closed = await page.$eval(`#alert-list .alert[data-alert-id="${id0}"] .details`, (d) => d.hidden);
   check("alerts: an explanation opens and folds again from its button", opened.shown && opened.expanded === "true" && opened.text > 100 && closed, JSON.stringify([opened, closed]));
   await page.screenshot({ path: `${OUT}/views-alerts-grouped-1440.png`, fullPage: true });
+  // a list cut at its limit says so (limit=3 here; 5,000 by default)
+  await page.goto(BASE + "/#/alerts?state=all&limit=3");
+  await until(page, () => document.querySelectorAll("#alert-list .alert").length >= 1 && /alerts/.test(document.getElementById("alert-count").textContent));
+  const cutList = await page.evaluate(() => ({ n: document.querySelectorAll("#alert-list .alert").length, count: document.getElementById("alert-count").textContent }));
+  check("alerts: a list cut at its limit says it is cut and how to narrow it", cutList.n === 3 && /newest 3 alerts only .*narrow/.test(cutList.count), JSON.stringify(cutList));
 
   // a cgroup whose first figure is folded (the OOM-killed cgroup had no
   // refaults): the charts still fill their cards, also after a refresh

@@ -187,6 +187,9 @@ export function mount(el, route) {
     cgroup: route.params.get("cgroup") || "",
     state: route.params.get("state") || "open",
     focus: route.params.get("id") || "",
+    // as many as a mass event brings (the API's newest first, up to 10,000);
+    // a list cut there says so
+    limit: Math.min(10000, Math.max(1, Number(route.params.get("limit")) || 5000)),
   };
   const kindSel = h("select", { id: "alert-kind" }, h("option", { value: "" }, "any kind"),
     [...new Set([...KNOWN_KINDS, ...(st.kind ? [st.kind] : [])])].map((k) => h("option", { value: k, selected: k === st.kind }, k)));
@@ -212,7 +215,7 @@ export function mount(el, route) {
   const changed = () => {
     st.kind = kindSel.value; st.host = hostIn.value.trim(); st.cgroup = cgIn.value.trim(); st.state = stateSel.value;
     st.focus = "";
-    replaceHash(makeHash("alerts", "", { kind: st.kind, host: st.host, cgroup: st.cgroup, state: st.state === "open" ? "" : st.state }));
+    replaceHash(makeHash("alerts", "", { kind: st.kind, host: st.host, cgroup: st.cgroup, state: st.state === "open" ? "" : st.state, limit: st.limit === 5000 ? "" : st.limit }));
     refresh();
   };
   kindSel.addEventListener("change", changed);
@@ -257,7 +260,7 @@ export function mount(el, route) {
     const my = ++seq;
     let ans;
     try {
-      ans = await api.alerts({ kind: st.kind, host: st.host, cgroup: st.cgroup, state: st.state, limit: 500 }, signal);
+      ans = await api.alerts({ kind: st.kind, host: st.host, cgroup: st.cgroup, state: st.state, limit: st.limit }, signal);
     } catch (e) {
       if (e.name === "AbortError" || e.status === 0 || e.status >= 500) throw e;	// poll: stale, retried; the list stays
       setStatus("alerts: " + e.message, true);
@@ -281,7 +284,10 @@ export function mount(el, route) {
     loadSilences(signal);
     const open = items.filter((a) => a.state === "open").length;
     const hosts = new Set(items.map((a) => a.host)).size;
-    count.textContent = `${items.length} alerts \u00b7 ${open} open \u00b7 ${hosts} ${hosts === 1 ? "host" : "hosts"}`;
+    const cut = items.length >= st.limit;
+    count.textContent = (cut ? `the newest ${items.length} alerts only (more match: narrow by kind, host or cgroup)` : `${items.length} alerts`) +
+      ` \u00b7 ${open} open \u00b7 ${hosts} ${hosts === 1 ? "host" : "hosts"}`;
+    count.classList.toggle("cut", cut);
     el.dataset.loaded = String(Date.now());
   };
   const stop = poll(load);

@@ -225,16 +225,18 @@ export function fromColumns(data) {
 }
 
 // The text filter matches host, kernel, labels ("k=v") and the kind and
-// cgroup of the host's open and recently ended alerts.
+// cgroup of the host's open and recently ended alerts; several words must
+// all match.
 export function matches(hst, q, state) {
   if (state === "stale" && !hst.stale) return false;
   if (state === "problem" && hst.state === "ok") return false;
   if (["ok", "warning", "critical"].includes(state) && hst.state !== state) return false;
   if (!q) return true;
-  const needle = q.toLowerCase();
   const hay = [hst.host, hst.kernel || "", ...labelText(hst.labels)];
   for (const a of [...(hst.open_alerts || []), ...(hst.resolved_alerts || [])]) hay.push(a.kind || "", a.cgroup || "");
-  return hay.some((s) => s.toLowerCase().includes(needle));
+  const low = hay.map((s) => s.toLowerCase());
+  // words separated by spaces: each must match ("thrash dc=fra1")
+  return q.toLowerCase().split(/\s+/).filter(Boolean).every((w) => low.some((s) => s.includes(w)));
 }
 
 export function mount(el, route) {
@@ -253,7 +255,7 @@ export function mount(el, route) {
       h("option", { value: s, selected: s === st.state }, s === "problem" ? "warning+critical" : s)));
   const labelSel = h("select", { id: "fleet-label", title: "what the Labels column shows" });
   const count = h("span", { class: "muted", id: "fleet-count" });
-  const tbody = h("tbody");
+  const tbody = h("tbody", {}, h("tr", {}, h("td", { colspan: COLUMNS.length, class: "empty" }, "loading the fleet\u2026")));
   const thead = h("tr");
   const colgroup = h("colgroup");
   const table = h("table", { class: "grid fleet data", id: "fleet-table" }, colgroup, h("thead", {}, thead), tbody);
