@@ -60,6 +60,10 @@ eq("old kernel single allocstall", fig(rOld, "allocstall").lines.map((l) => l.na
 const rV1 = resolve(CGROUP_FIGURES, new Set(["stat.dirty", "stat.writeback", "stat.rss", "stat.cache", "memory_current"]));
 eq("v1 dirty names", fig(rV1, "cg_dirty").lines.map((l) => l.names[0]), ["stat.dirty", "stat.writeback"]);
 eq("v1 memory names", fig(rV1, "cg_memory").lines.map((l) => l.names[0]), ["memory_current", "stat.rss", "stat.cache"]);
+// a 4.14 docker cgroup: no workingset counters, hierarchical totals: its major faults charted, its dirty from total_*
+const rDock = resolve(CGROUP_FIGURES, new Set(["stat.total_pgmajfault", "stat.total_dirty", "stat.total_writeback", "memory_current"]));
+eq("v1 hierarchy: major faults in the refaults chart", fig(rDock, "cg_refaults").lines.map((l) => [l.label, l.names[0]]), [["major faults", "stat.total_pgmajfault"]]);
+eq("v1 hierarchy: dirty and writeback from total_*", fig(rDock, "cg_dirty").lines.map((l) => l.names[0]), ["stat.total_dirty", "stat.total_writeback"]);
 
 // assembling: downsampled sums with bands, ratio, zone sum
 const ds = (pts) => ({ downsampled: true, points: pts });
@@ -266,8 +270,8 @@ eq("merge overlapping", mergeIntervals([{ t0: 10, t1: 20, severity: "critical" }
   eq("and in its evidence", af.evidenceRows(silent.evidence, silent, now).find((r) => r[2] === "silent_s")[1], "12 min 5 s");
   eq("other summaries as stored", af.liveSummary(A[0], now), "\u2013");
   // evidence: readable labels and units
-  eq("ev turnover", [af.evLabel("refault_turnover_per_s"), af.evValue("refault_turnover_per_s", 17.28)], ["memory refaulted per second", "1.73K %/s"]);
-  eq("ev small rate", af.evValue("refault_turnover_per_s", 0.004), "0.4 %/s");
+  eq("ev turnover", [af.evLabel("refault_turnover_per_s"), af.evValue("refault_turnover_per_s", 17.28)], ["memory refaulted per second", "17.3\u00d7 its memory"]);
+  eq("ev small rate", af.evValue("refault_turnover_per_s", 0.004), "0.004\u00d7 its memory");
   eq("ev pages per second", [af.evLabel("workingset_refault_file_per_s"), af.evValue("workingset_refault_file_per_s", 35996)], ["file refaults", "36K pages/s"]);
   eq("ev bytes", af.evValue("memory_bytes", 12 * 2 ** 30), "12 GiB");
   eq("ev bytes/s", af.evValue("refault_bytes_per_s", 141 * 2 ** 20), "141 MiB/s");

@@ -151,7 +151,7 @@ async function views(width) {
   const ev = await page.$$eval("#alert-list .alert.focus table.ev tr", (trs) => trs.map((t) => [t.cells[0].textContent, t.cells[1].textContent]));
   check(`${width} alerts: the chip opens that alert with its evidence; nothing cut without a tooltip`, alOk && !aa.cut.length && !aa.sideways && !aa.bad, JSON.stringify(aa));
   check(`${width} alerts: evidence labels are words, values have units and no exponent`,
-    ev.length >= 4 && ev.every(([k, v]) => !/_/.test(k) && !/\de[-+]?\d/.test(v)) && ev.some(([k, v]) => k === "memory refaulted per second" && /%\/s$/.test(v)),
+    ev.length >= 4 && ev.every(([k, v]) => !/_/.test(k) && !/\de[-+]?\d/.test(v)) && ev.some(([k, v]) => k === "memory refaulted per second" && /^\d+(\.\d+)?\u00d7 its memory$/.test(v)),
     JSON.stringify(ev));
   await page.screenshot({ path: `${OUT}/views-alerts-${width}.png`, fullPage: true });
 

@@ -2,7 +2,7 @@
 // chips, the alerts list, the host view's strip): the order (severity, then
 // age), the short chip "thrash · 38m" and its tooltip, a live duration for
 // a silent host, and evidence keys as labels with units
-// ("refault_turnover_per_s" -> "memory refaulted per second, 12 %/s").
+// ("refault_turnover_per_s" -> "memory refaulted per second, 0.12\u00d7 its memory").
 // Pure: tested under node (tests/browser/units.test.mjs).
 import { fmtAge, fmtBytes, fmtDuration, fmtNum, fmtTime, parseTime, text } from "./format.js";
 
@@ -130,6 +130,7 @@ export function evLabel(k) {
 export function evValue(k, v) {
   if (typeof v !== "number") {
     if (v === null || v === undefined) return "\u2013";
+    if (k === "shape" && typeof v === "string") return v.replace(/_/g, " ");	// an enum, read as words
     return typeof v === "object" ? JSON.stringify(v) : String(v);
   }
   const unit = EV[k] ? EV[k][1] : null;
@@ -140,7 +141,7 @@ export function evValue(k, v) {
     case "/s": return fmtNum(v) + "/s";
     case "%": return fmtNum(v) + " %";
     case "ratio": return fmtNum(v * 100) + " %";
-    case "ratio/s": return fmtNum(v * 100) + " %/s";
+    case "ratio/s": return fmtNum(v) + "\u00d7 its memory";	// as the summaries say it: "17.55x its memory per second"
     case "s": return fmtDuration(v);
     case "ms-time": return fmtTime(v / 1000);
     case "": return fmtNum(v);

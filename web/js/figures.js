@@ -92,12 +92,13 @@ export const HOST_FIGURES = [
 export const CGROUP_FIGURES = [
   {
     id: "cg_refaults", title: "Refaults and activations", unit: "pages/s",
-    sub: "memory.stat workingset_refault_* and workingset_activate_*",
+    sub: "memory.stat workingset_refault_*, workingset_activate_*, and major faults (a v1 cgroup without workingset counters: what a thrash verdict attributes by)",
     lines: [
       { label: "refault file", color: C.orange, src: [{ m: ["stat.workingset_refault_file"] }, { m: ["stat.workingset_refault"], label: "refault (all)" }] },
       { label: "refault anon", color: C.purple, src: [{ m: ["stat.workingset_refault_anon"] }] },
       { label: "activate file", color: C.brown, dash: [4, 3], src: [{ m: ["stat.workingset_activate_file"] }, { m: ["stat.workingset_activate"], label: "activate (all)" }] },
       { label: "activate anon", color: C.pink, dash: [4, 3], src: [{ m: ["stat.workingset_activate_anon"] }] },
+      { label: "major faults", color: C.red, dash: [2, 2], src: [{ m: ["stat.pgmajfault"] }, { m: ["stat.total_pgmajfault"] }] },
     ],
   },
   {
@@ -111,10 +112,10 @@ export const CGROUP_FIGURES = [
   },
   {
     id: "cg_dirty", title: "Dirty and writeback", unit: "bytes",
-    sub: "memory.stat file_dirty, file_writeback (v1: dirty, writeback)",
+    sub: "memory.stat file_dirty, file_writeback (v1: dirty, writeback, or the hierarchy's total_dirty, total_writeback)",
     lines: [
-      { label: "dirty", color: C.orange, src: [{ m: ["stat.file_dirty"] }, { m: ["stat.dirty"] }] },
-      { label: "writeback", color: C.red, src: [{ m: ["stat.file_writeback"] }, { m: ["stat.writeback"] }] },
+      { label: "dirty", color: C.orange, src: [{ m: ["stat.file_dirty"] }, { m: ["stat.dirty"] }, { m: ["stat.total_dirty"] }] },
+      { label: "writeback", color: C.red, src: [{ m: ["stat.file_writeback"] }, { m: ["stat.writeback"] }, { m: ["stat.total_writeback"] }] },
     ],
   },
   {
