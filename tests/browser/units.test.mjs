@@ -304,6 +304,10 @@ eq("merge overlapping", mergeIntervals([{ t0: 10, t1: 20, severity: "critical" }
   eq("filter on an ended alert", fl.matches(hst, "oom_kill", "all"), true);
   eq("filter on a label", fl.matches(hst, "role=db", "all"), true);
   eq("filter no match", fl.matches(hst, "swap_imbalance", "all"), false);
+  const dead = { host: "oom-1", open_alerts: [{ id: 9, kind: "host_silent", severity: "warning", started_at_ts: 1000 }],
+    resolved_alerts: [{ id: 8, kind: "oom_kill", severity: "critical", started_at_ts: 700, ended_at_ts: 730 }, { id: 7, kind: "thrash", severity: "critical", started_at_ts: 10, ended_at_ts: 20 }] };
+  eq("an OOM kill just before a host went silent comes first, as the cause", fl.hostAlerts(dead).map((a) => [a.id, !!a.before_silence]), [[8, true], [9, false], [7, false]]);
+  eq("an alert long before the silence is not its cause", fl.hostAlerts({ ...dead, resolved_alerts: [dead.resolved_alerts[1]] }).map((a) => a.id), [9, 7]);
   eq("several words: all must match", [fl.matches(hst, "writeback  role=db", "all"), fl.matches(hst, "writeback role=web", "all")], [true, false]);
   eq("label keys, the most common first", fl.labelKeys([{ labels: { rack: "1", role: "a" } }, { labels: { role: "b" } }]), ["role", "rack"]);
   // long host names: the column gets their width first (from Labels and Kernel), the common suffix left out, the middle cut

@@ -362,6 +362,21 @@ async function triage() {
   const byCg = await filterBy("vmscope-rec-filethrash");
   check("the fleet filter matches an alert's cgroup", byCg === "rec-07", byCg);
   await filterBy("");
+  // an OOM kill, then the host went silent: the kill is the chip, as the cause
+  let oomChip = null;
+  for (let i = 0; i < 30 && !oomChip; i++) {
+    const f = await (await fetch(BASE + "/api/v1/fleet?window=3600")).json();
+    const o = f.hosts.find((x) => x.host === "oom-03");
+    if (o && (o.open_alerts || []).some((a) => a.kind === "host_silent")) {
+      await page.goto(BASE + "/#/fleet?q=oom-03");
+      await until(page, () => document.querySelector('#fleet-table tr[data-host="oom-03"] .alerts-cell .chip'));
+      oomChip = await page.$eval('#fleet-table tr[data-host="oom-03"] .alerts-cell .chip', (c) => ({ text: c.textContent, title: c.title, cls: c.className }));
+    } else await sleep(2000);
+  }
+  check("a host silent after an OOM kill: the chip reads \"oom_kill → silent · age\", not struck through", !!oomChip &&
+    /^oom_kill \u2192 silent · \d+[smhd]$/.test(oomChip.text) && /then the host went silent/.test(oomChip.title) && !/resolved/.test(oomChip.cls), JSON.stringify(oomChip));
+  await page.goto(BASE + "/#/fleet");
+  await until(page, () => document.querySelectorAll("#fleet-table tbody tr[data-host]").length >= 5);
   // the label column: the one label the user chose, kept in the hash
   await page.selectOption("#fleet-label", "role");
   const lab = await page.evaluate(() => ({
@@ -380,9 +395,16 @@ async function triage() {
   const first = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll("#fleet-table tr[data-host]")].map((tr) =>
     [tr.dataset.host, tr.querySelector(".alerts-cell .chip")?.dataset.alertId || null])));
   // (worst first; among equals the newest trouble leads, then by kind)
-  const order = (x) => [...(x.open_alerts || [])].sort((p, q) => (SEV[q.severity] || 0) - (SEV[p.severity] || 0) || (q.started_at_ts - p.started_at_ts) ||
-    p.kind.localeCompare(q.kind))
-    .concat([...(x.resolved_alerts || [])].sort((p, q) => (q.ended_at_ts || 0) - (p.ended_at_ts || 0)));
+  // (but a worse alert that ended up to 10 min before the host went silent leads: its cause)
+  const order = (x) => {
+    const open = [...(x.open_alerts || [])].sort((p, q) => (SEV[q.severity] || 0) - (SEV[p.severity] || 0) || (q.started_at_ts - p.started_at_ts) ||
+      p.kind.localeCompare(q.kind));
+    const ended = [...(x.resolved_alerts || [])].sort((p, q) => (q.ended_at_ts || 0) - (p.ended_at_ts || 0));
+    const sil = open.find((a) => a.kind === "host_silent");
+    const cause = sil && ended.find((a) => (SEV[a.severity] || 0) > (SEV[sil.severity] || 0) && a.ended_at_ts <= sil.started_at_ts + 60 &&
+      a.ended_at_ts >= sil.started_at_ts - 600);
+    return cause ? [cause, ...open, ...ended.filter((a) => a !== cause)] : open.concat(ended);
+  };
   const bad = fleet.hosts.filter((x) => { const o = order(x); return String(o[0]?.id ?? null) !== String(first[x.host]); });
   const firstSev = (x) => order(x)[0];
   check("the first chip is the worst open alert, the newest among equals",

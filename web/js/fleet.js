@@ -153,10 +153,18 @@ function labelText(labels) {
 
 // The host's alerts as the fleet shows them: open ones (worst, newest
 // first), then those that ended within the window.
+// A host that went silent within CAUSE_S after a worse alert ended (an OOM
+// kill, then nothing): that alert first, marked as what came before the
+// silence ("cause"), since it is the likely story of the dead host.
+const CAUSE_S = 600;
 export function hostAlerts(hst) {
   const open = (hst.open_alerts || []).map((a) => ({ ...a, host: hst.host, state: "open" })).sort(compareAlerts);
   const ended = (hst.resolved_alerts || []).map((a) => ({ ...a, host: hst.host, state: "resolved" }))
     .sort((x, y) => (y.ended_at_ts || 0) - (x.ended_at_ts || 0));
+  const silent = open.find((a) => a.kind === "host_silent");
+  const cause = silent && ended.find((a) => (SEV_RANK[a.severity] || 0) > (SEV_RANK[silent.severity] || 0) &&
+    a.ended_at_ts <= silent.started_at_ts + 60 && a.ended_at_ts >= silent.started_at_ts - CAUSE_S);
+  if (cause) return [{ ...cause, before_silence: true }, ...open, ...ended.filter((a) => a !== cause)];
   return [...open, ...ended];
 }
 
@@ -356,10 +364,17 @@ export function mount(el, route) {
       class: "chip " + cls, href: makeHash("alerts", "", { host: hst.host, state: "all", id: a ? a.id : "" }), title,
       dataset: a ? { alertId: a.id } : {},
     }, txt);
-    // the kind may be cut ("swap_imb…"), the age never
-    const [kind, ...age] = chipText(first, now).split(" \u00b7 ");
-    const kids = [link(first, (first.state === "resolved" ? "resolved " : "") + first.severity,
-      [h("span", { class: "k" }, kind), h("span", { class: "t" }, " \u00b7 " + age.join(" \u00b7 "))], chipTitle(first, now))];
+    // the kind may be cut ("swap_imb…"), the age never; an alert that came
+    // just before the host went silent reads "oom_kill → silent · 21m"
+    let [kind, ...age] = chipText(first, now).split(" \u00b7 ");
+    if (first.before_silence) {
+      const silent = all.find((a) => a.kind === "host_silent");
+      kind = first.kind + " \u2192 silent";
+      age = [fmtAge(now - silent.started_at_ts)];
+    }
+    const kids = [link(first, (first.state === "resolved" && !first.before_silence ? "resolved " : "") + first.severity,
+      [h("span", { class: "k" }, kind), h("span", { class: "t" }, " \u00b7 " + age.join(" \u00b7 "))],
+      chipTitle(first, now) + (first.before_silence ? "\nthen the host went silent" : ""))];
     if (all.length > 1) {
       const rest = all.slice(1);
       kids.push(link(null, "more", "+" + rest.length, moreTitle(all, now)));
