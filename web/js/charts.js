@@ -109,7 +109,10 @@ function build(spec, lines, x, ctx) {
   const axis = cssColor("var(--axis)"), grid = cssColor("var(--grid)"), tick = cssColor("var(--tick)");
   const seen = { y: 0, y2: 0 };	// the largest value drawn per scale
   const axes = [
+    // multi-day windows label ticks "11-26 00:00": wider apart, so that
+    // they do not run into each other on a narrow chart
     { stroke: axis, grid: { stroke: grid }, ticks: { stroke: tick },
+      space: (u, ai, lo, hi) => (hi - lo > 1.5 * 86400 ? 90 : 50),
       values: (u, splits) => {
         const [t0, t1] = ctx.range();
         return splits.map((v) => clock(v, t1 - t0));
