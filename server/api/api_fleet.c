@@ -240,6 +240,12 @@ static json_t *alert_brief(const json_t *a, bool resolved)
 		json_decref(o);
 		o = NULL;
 	}
+	/* an open alert a silence holds back: "somebody is on it" */
+	if (o && !resolved && json_is_true(json_object_get(a, "silenced")) &&
+	    json_object_set_new(o, "silenced", json_true()) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
 	return o;
 }
 

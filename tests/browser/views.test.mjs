@@ -375,6 +375,21 @@ async function triage() {
   }
   check("a host silent after an OOM kill: the chip reads \"oom_kill → silent · age\", not struck through", !!oomChip &&
     /^oom_kill \u2192 silent · \d+[smhd]$/.test(oomChip.text) && /then the host went silent/.test(oomChip.title) && !/resolved/.test(oomChip.cls), JSON.stringify(oomChip));
+  // a silenced alert: marked on the fleet's chip and the host view's strip
+  const silRes = await fetch(BASE + "/api/v1/silences", { method: "POST", headers: { Authorization: "Bearer " + SERVER_TOKEN, "Content-Type": "application/json" },
+    body: JSON.stringify({ host: "rec-07", kind: "thrash", duration_s: 600, comment: "views test" }) });
+  const silence = await silRes.json();
+  await page.goto(BASE + "/#/fleet?q=rec-07");
+  await until(page, () => document.querySelector('#fleet-table tr[data-host="rec-07"] .alerts-cell .chip'));
+  const silChips = await page.$$eval('#fleet-table tr[data-host="rec-07"] .alerts-cell .chip', (cs) => cs.map((c) => ({ cls: c.className, title: c.title, id: c.dataset.alertId })));
+  const thrashChip = silChips.find((c) => c.id === String(thrash?.id)) || silChips.find((c) => /more/.test(c.cls));
+  check("a silenced alert's fleet chip is marked silenced", silRes.status === 201 && !!thrashChip &&
+    (thrashChip.id ? /silenced/.test(thrashChip.cls) && /silenced/.test(thrashChip.title) : /silenced: thrash/.test(thrashChip.title)), JSON.stringify(silChips));
+  await page.goto(BASE + "/#/host/rec-07?range=1h");
+  await until(page, () => document.querySelector('#alert-strip a.chip[data-alert-id]'), undefined, 20000);
+  const strip = await page.$$eval("#alert-strip a.chip", (cs) => cs.map((c) => ({ cls: c.className, title: c.title, id: c.dataset.alertId })));
+  check("and on the host view's alert strip", strip.some((c) => c.id === String(thrash?.id) && /silenced/.test(c.cls) && /silenced/.test(c.title)), JSON.stringify(strip));
+  await fetch(BASE + "/api/v1/silences/" + silence.id, { method: "DELETE", headers: { Authorization: "Bearer " + SERVER_TOKEN } });
   await page.goto(BASE + "/#/fleet");
   await until(page, () => document.querySelectorAll("#fleet-table tbody tr[data-host]").length >= 5);
   // the label column: the one label the user chose, kept in the hash

@@ -127,7 +127,7 @@ export function hostShown(name, suffix, fit) {
 export function moreTitle(all, now) {
   const lines = [], ended = new Map();
   for (const a of all) {
-    if (a.state !== "resolved") { lines.push(chipTitle(a, now).replace("\n", " \u2014 ")); continue; }
+    if (a.state !== "resolved") { lines.push((a.silenced ? "silenced: " : "") + chipTitle(a, now).replace("\n", " \u2014 ")); continue; }
     const k = a.kind + "\u0000" + (a.cgroup || "");
     if (!ended.has(k)) { ended.set(k, { a, n: 0 }); lines.push(k); }
     ended.get(k).n++;
@@ -372,9 +372,10 @@ export function mount(el, route) {
       kind = first.kind + " \u2192 silent";
       age = [fmtAge(now - silent.started_at_ts)];
     }
-    const kids = [link(first, (first.state === "resolved" && !first.before_silence ? "resolved " : "") + first.severity,
+    const kids = [link(first, (first.state === "resolved" && !first.before_silence ? "resolved " : "") + first.severity + (first.silenced ? " silenced" : ""),
       [h("span", { class: "k" }, kind), h("span", { class: "t" }, " \u00b7 " + age.join(" \u00b7 "))],
-      chipTitle(first, now) + (first.before_silence ? "\nthen the host went silent" : ""))];
+      chipTitle(first, now) + (first.before_silence ? "\nthen the host went silent" : "") +
+      (first.silenced ? "\nsilenced: its notifications are held back" : ""))];
     if (all.length > 1) {
       const rest = all.slice(1);
       kids.push(link(null, "more", "+" + rest.length, moreTitle(all, now)));

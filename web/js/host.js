@@ -272,11 +272,12 @@ export function mount(el, route) {
     const now = Date.now() / 1000;
     alertStrip.replaceChildren(h("span", { class: "muted" }, "Alerts in range:"),
       ...mine.map((a) => h("a", {
-        class: "chip " + a.severity + (a.ended_at ? " resolved" : ""), dataset: { alertId: a.id },
+        class: "chip " + a.severity + (a.ended_at ? " resolved" : "") + (a.silenced && !a.ended_at ? " silenced" : ""), dataset: { alertId: a.id },
         // a cgroup's alert seen from the whole host: its cgroup's figures
         href: a.cgroup && a.cgroup !== cgroup ? makeHash("host", hostName, { ...keepWindow(), cgroup: a.cgroup })
           : makeHash("alerts", "", { host: hostName, state: "all", id: a.id }),
-        title: chipTitle(a, now) + (a.cgroup && a.cgroup !== cgroup ? "\n(opens cgroup " + a.cgroup + ")" : ""),
+        title: chipTitle(a, now) + (a.silenced && !a.ended_at ? "\nsilenced: its notifications are held back" : "") +
+          (a.cgroup && a.cgroup !== cgroup ? "\n(opens cgroup " + a.cgroup + ")" : ""),
       }, chipText(a, now) + (a.cgroup ? " \u00b7 " + shortPath(a.cgroup.split("/").pop(), 32) : ""))));
   }
 
