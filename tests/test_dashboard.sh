@@ -61,8 +61,9 @@ run_browser() {
 
 run_browser tests/browser/dashboard.test.mjs
 
-# every view at 1280, 1440 and 1920 px with two recorded hosts more (a
-# hybrid cgroup host thrashing, an OOM kill before a host went quiet), the
+# every view at 1280, 1440 and 1920 px with four hosts more (a recorded
+# hybrid cgroup host thrashing, a recorded OOM kill before a host went quiet,
+# two Kubernetes nodes with long names, one thrashing in a pod), the
 # keyboard and the header's controls, and outages: servers of its own on
 # this database (tests/browser/views.test.mjs)
 if ! python3 tests/browser/gen_samples.py --url "$E2E_URL" --token "$E2E_TOKEN" --only-recordings; then

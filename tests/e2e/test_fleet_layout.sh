@@ -32,6 +32,17 @@ check_status 202 "posting fl-old"
 req GET "/api/v1/alerts?host=fl-old&kind=host_silent&state=open"
 check_jq '.alerts | length == 0' "fl-old posted just now: no host_silent"
 
+# an open alert (silenced) and one that ended 10 minutes ago on fl-a, as rows
+e2e_psql "INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, ended_at, updated_at, summary, evidence)
+	VALUES ('fl-a', '/system.slice/db.service', 'thrash', 'critical', 'open', now() - interval '20 minutes',
+	        now() - interval '19 minutes', NULL, now(), 'refaults 4000 pages/s', '{}'),
+	       ('fl-a', NULL, 'oom_kill', 'critical', 'resolved', now() - interval '12 minutes',
+	        now() - interval '12 minutes', now() - interval '10 minutes', now(), '1 OOM kill in 10 s', '{}')" >/dev/null ||
+	bad "writing fl-a's alerts"
+post_admin() { curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $E2E_TOKEN" -H 'Content-Type: application/json' -d "$1" "$E2E_URL$2"; }
+[ "$(post_admin '{"host":"fl-a","kind":"thrash","duration_s":600,"comment":"fleet test"}' /api/v1/silences)" = 201 ] ||
+	bad "silencing fl-a's thrash"
+
 req GET "/api/v1/fleet?window=3600&points=13"
 check_status 200 "fleet, points layout"
 points=$BODY
@@ -46,9 +57,13 @@ check_jq '.points == 4 and (.ts | length) <= 4 and (.ts | length) >= 3 and .step
 # the alerts of a host: open ones with their start and summary, and those
 # that ended within the window
 req GET "/api/v1/fleet?window=3600&layout=columns"
-check_jq '[.hosts[] | select(.host == "fl-old") | .open_alerts[] | select(.kind == "host_silent")
-	| (.started_at_ts | type) == "number" and (.summary | startswith("no sample for"))] == [true]' \
-	"fleet: an open alert carries started_at_ts and its summary"
+check_jq '[.hosts[] | select(.host == "fl-a") | .open_alerts[]
+	| (.started_at_ts | type) == "number" and .summary == "refaults 4000 pages/s" and .cgroup == "/system.slice/db.service"
+	  and .silenced == true] == [true]' \
+	"fleet: an open alert carries started_at_ts, cgroup, summary and silenced"
+check_jq '[.hosts[] | select(.host == "fl-a") | .resolved_alerts[]
+	| .kind == "oom_kill" and (.ended_at_ts - .started_at_ts | . > 100 and . < 140) and (has("silenced") | not)] == [true]' \
+	"fleet: an alert that ended within the window carries ended_at_ts"
 check_jq '[.hosts[] | .resolved_alerts | type == "array"] | all' "fleet: every host has resolved_alerts"
 req GET "/api/v1/fleet?window=3600&points=13&layout=columns"
 check_status 200 "fleet, columns layout"
