@@ -7,7 +7,9 @@
 # 6.1.0-18-amd64, odd ones 6.1.0-21-amd64) at BENCH_CMP_INTERVAL (300) s
 # per sample, adds 5,000 alerts over the day, starts the release server
 # and times the group listing and the comparison with bench/querylat.py
-# (BENCH_CMP_QUERIES, 20 each). The comparison reads only the 5-minute
+# (BENCH_CMP_QUERIES, 20 each), then one run of the kernel-regression
+# watch over the same day (its report's duration; the server that times the
+# queries has the watch off). The comparison reads only the 5-minute
 # rollups, one row per host and bucket whatever the sampling interval, so
 # 300 s samples give the same 288,000 rollup rows as 10 s ones in 1/30 of
 # the load time (a 10 s load is BENCH_CMP_INTERVAL=10, ~3 h here).
@@ -65,7 +67,7 @@ rows=$(psql "$DB" -qtAc "SELECT count(*) FROM rollup_5m")
 
 SPORT=$(scripts/freeport.sh)
 "$BIN/vmscope-server" --listen "127.0.0.1:$SPORT" --db "$DB" --token benchtoken --log-level warn \
-	--retention-days 400 >"$OUT/compare-server.log" 2>&1 &
+	--retention-days 400 --regression-every 0 >"$OUT/compare-server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 150); do
 	curl -fsS "http://127.0.0.1:$SPORT/healthz" >/dev/null 2>&1 && break
@@ -103,3 +105,21 @@ print(json.dumps({"phase": "query", "rollup_rows": rows, **r,
 PY
 done
 curl -fsS "$S?group_by=kernel&a=6.1.0-18-amd64&b=6.1.0-21-amd64" >"$OUT/compare-answer.json"
+
+# one run of the kernel-regression watch over the day: 6.1.0-21 (half the
+# hosts) against 6.1.0-18, every figure, as the watch's own report times it
+kill "$server_pid"
+wait "$server_pid" 2>/dev/null || true
+psql "$DB" -qtAc "UPDATE regression_watch SET last_run_at = NULL, last_report = NULL" >/dev/null
+"$BIN/vmscope-server" --listen "127.0.0.1:$SPORT" --db "$DB" --token benchtoken --log-level warn \
+	--retention-days 400 --regression-every 3600 --regression-window $((HOURS * 3600)) \
+	>"$OUT/compare-server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 600); do
+	curl -fsS "http://127.0.0.1:$SPORT/api/v1/regression" 2>/dev/null >"$OUT/regression-report.json" &&
+		jq -e '.last_run != null' "$OUT/regression-report.json" >/dev/null 2>&1 && break
+	sleep 0.5
+done
+jq -c --argjson hosts "$HOSTS" '{phase: "regression_run", hosts: $hosts, window_s: .last_run.window_s,
+	duration_ms: .last_run.duration_ms, tests: .last_run.tests,
+	releases: [.last_run.releases[] | {release, hosts, status}]}' "$OUT/regression-report.json"

@@ -82,6 +82,11 @@ def main():
                        f"PostgreSQL {num(r.get('postgres_cpu_ms'), 0)} ms")
             out.append(f"| {query_name(r['url'])}{extra} | p50 {num(r.get('p50_ms'))} ms, "
                        f"p99 {num(r.get('p99_ms'))} ms, {num(r.get('bytes'), 0)} B{cpu} |")
+        elif p == "regression_run":
+            tested = sum(1 for x in r.get("releases", []) if x.get("status") == "tested")
+            out.append(f"| one kernel-regression watch run: {num(r.get('hosts'), 0)} hosts × "
+                       f"{num((r.get('window_s') or 0) / 3600, 0)} h, {tested} release(s) tested, "
+                       f"{num(r.get('tests'), 0)} tests | {num(r.get('duration_ms'), 0)} ms |")
         elif p == "browser":
             labels = {"fleet": "fleet view: table, states and visible sparklines drawn",
                       "fleet_interactive": "fleet view, painted and input free",

@@ -30,6 +30,11 @@ static json_t *time_or_null(int64_t ms, int present)
 	return present ? json_string(alert_time_format(ms, b, sizeof(b))) : json_null();
 }
 
+bool alert_is_fleet(const struct alert_rec *a)
+{
+	return a->host && strcmp(a->host, ALERT_FLEET_HOST) == 0;
+}
+
 json_t *alert_rec_to_json(const struct alert_rec *a)
 {
 	json_t *o = json_object();
@@ -51,6 +56,12 @@ json_t *alert_rec_to_json(const struct alert_rec *a)
 		json_decref(o);
 		return NULL;
 	}
+	if (alert_is_fleet(a) &&
+	    (json_object_set_new(o, "scope", json_string("fleet")) < 0 ||
+	     json_object_set_new(o, "subject", a->subject ? json_string(a->subject) : json_null()) < 0)) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -61,6 +72,7 @@ void alert_rec_release(struct alert_rec *a)
 	free(a->kind);
 	free(a->severity);
 	free(a->summary);
+	free(a->subject);
 	if (a->evidence)
 		json_decref(a->evidence);
 	memset(a, 0, sizeof(*a));

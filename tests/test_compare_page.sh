@@ -28,18 +28,7 @@ else
 	e2e_done
 fi
 
-out="$E2E_DIR/browser.out"
-env VMSCOPE_URL="$E2E_URL" OUT="$OUT" CMP_A=6.1.0-13-amd64 CMP_B=6.6.0-3-amd64 \
-	CMP_WORSE=psi_memory_some,refault_file,alert_minutes_writeback_storm,immediate_reclaim \
-	node tests/browser/compare.test.mjs >"$out" 2>&1
-grep -vE '^[0-9]+ passed, [0-9]+ failed$' "$out"
-summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -1)
-if [ -z "$summary" ]; then
-	bad "compare.test.mjs printed no summary"
-else
-	read -r bp _ bf _ <<<"$summary"
-	E2E_PASS=$((E2E_PASS + bp))
-	E2E_FAIL=$((E2E_FAIL + bf))
-fi
+e2e_run_browser tests/browser/compare.test.mjs CMP_A=6.1.0-13-amd64 CMP_B=6.6.0-3-amd64 \
+	CMP_WORSE=psi_memory_some,refault_file,alert_minutes_writeback_storm,immediate_reclaim
 e2e_server_stop
 e2e_done

@@ -43,23 +43,7 @@ else
 	echo "test_dashboard: the detectors raised $open_thrash open thrash alert(s) on db-07"
 fi
 
-# run_browser SCRIPT [ENV=VALUE...]: a browser test; its counts join ours
-run_browser() {
-	local script=$1 out="$E2E_DIR/browser.out" summary bp bf
-	shift
-	env VMSCOPE_URL="$E2E_URL" OUT="$OUT" "$@" node "$script" >"$out" 2>&1
-	grep -vE '^[0-9]+ passed, [0-9]+ failed$' "$out"
-	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -1)
-	if [ -z "$summary" ]; then
-		bad "$script printed no summary"
-		return
-	fi
-	read -r bp _ bf _ <<<"$summary"
-	E2E_PASS=$((E2E_PASS + bp))
-	E2E_FAIL=$((E2E_FAIL + bf))
-}
-
-run_browser tests/browser/dashboard.test.mjs
+e2e_run_browser tests/browser/dashboard.test.mjs
 
 # every view at 1280, 1440 and 1920 px with four hosts more (a recorded
 # hybrid cgroup host thrashing, a recorded OOM kill before a host went quiet,
@@ -69,13 +53,13 @@ run_browser tests/browser/dashboard.test.mjs
 if ! python3 tests/browser/gen_samples.py --url "$E2E_URL" --token "$E2E_TOKEN" --only-recordings; then
 	bad "posting the recorded hosts"
 fi
-run_browser tests/browser/views.test.mjs SERVER="$SERVER" SERVER_DB="$E2E_DB" SERVER_TOKEN="$E2E_TOKEN" \
+e2e_run_browser tests/browser/views.test.mjs SERVER="$SERVER" SERVER_DB="$E2E_DB" SERVER_TOKEN="$E2E_TOKEN" \
 	SCHEMA_DIR="$E2E_ROOT/schema" WEB_DIR="$E2E_ROOT/web"
 e2e_server_stop
 
 # the same database behind a server that needs a read token
 READ_TOKEN="read-$RANDOM$RANDOM"
 E2E_WEB="$E2E_ROOT/web" e2e_server_start --read-token "$READ_TOKEN"
-run_browser tests/browser/readtoken.test.mjs VMSCOPE_READ_TOKEN="$READ_TOKEN"
+e2e_run_browser tests/browser/readtoken.test.mjs VMSCOPE_READ_TOKEN="$READ_TOKEN"
 e2e_server_stop
 e2e_done

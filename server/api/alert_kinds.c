@@ -2,12 +2,14 @@
 #include "alert_kinds.h"
 
 #include "detect_kinds.h"
+#include "regress.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* Raised by the server itself rather than by a detector. */
-static const char *const server_kinds[] = { "host_silent" };
+/* Raised by the server itself rather than by a detector: a host's silence
+ * (liveness) and the fleet's kernel-regression watch. */
+static const char *const server_kinds[] = { "host_silent", REGRESS_KIND };
 #define NSERVER (sizeof(server_kinds) / sizeof(server_kinds[0]))
 
 /* The i-th kind, i < NKIND + NSERVER. */

@@ -212,69 +212,38 @@ static int run_compare(struct store *st, const struct cmp_host *h, size_t n, con
 		       json_t **out, char *err, size_t errlen)
 {
 	int *side = calloc(n ? n : 1, sizeof(*side));
-	int32_t *ids = calloc(n ? n : 1, sizeof(*ids));
-	size_t nids = 0, nal = 0;
-	int na = 0, nb = 0, rc = STORE_OK;
-	struct cmp_alert *al = NULL;
+	int na = 0, nb = 0, rc;
 	struct compare *c = NULL;
 	json_t *figs = NULL;
 
 	*out = NULL;
-	if (!side || !ids) {
-		rc = STORE_EINTERNAL;
+	if (!side) {
 		snprintf(err, errlen, "out of memory");
-		goto done;
+		return STORE_EINTERNAL;
 	}
 	for (size_t i = 0; i < n; i++) {
 		const char *v = passes(&h[i], p) ? group_of(&h[i], p) : NULL;
 		side[i] = !v ? -1 : strcmp(v, p->a) == 0 ? 0 : strcmp(v, p->b) == 0 ? 1 : -1;
-		if (side[i] < 0)
-			continue;
-		ids[nids++] = h[i].id;
-		if (side[i] == 0)
-			na++;
-		else
-			nb++;
+		na += side[i] == 0;
+		nb += side[i] == 1;
 	}
-	/* the values of every host-interval are held in memory (16 figures
-	 * of 8 bytes): refuse what would take more than ~200 MB */
-	size_t buckets = (size_t)((p->until_ms - p->since_ms) / 300000 + 2);
-	if (nids * buckets > COMPARE_MAX_INTERVALS) {
-		snprintf(err, errlen, "since: %zu hosts over this window are more than %d host-intervals; "
-			 "shorten the window or narrow the hosts with label=KEY:VALUE", nids, COMPARE_MAX_INTERVALS);
-		rc = STORE_EINVAL;
-		goto done;
-	}
-	rc = store_compare_alerts(st, ids, nids, p->since_ms, p->until_ms, &al, &nal, err, errlen);
-	if (rc != STORE_OK)
-		goto done;
-	if (!(c = compare_new(h, side, n, al, nal, buckets))) {
-		rc = STORE_EINTERNAL;
+	rc = compare_load(st, h, side, n, p->since_ms, p->until_ms, &c, err, errlen);
+	if (rc == STORE_OK && !(figs = compare_figures(c, COMPARE_ALPHA))) {
 		snprintf(err, errlen, "out of memory");
-		goto done;
-	}
-	rc = store_compare_rows(st, ids, nids, p->since_ms, p->until_ms, compare_add_row, c, err, errlen);
-	if (rc != STORE_OK)
-		goto done;
-	if (!(figs = compare_figures(c, COMPARE_ALPHA))) {
 		rc = STORE_EINTERNAL;
-		snprintf(err, errlen, "out of memory");
-		goto done;
 	}
-	*out = json_pack("{s:o*,s:s,s:s,s:I,s:I,s:f,s:f,s:i,s:{s:i,s:i},s:f,s:o}",
-			 "group_by", group_by_json(p), "a", p->a, "b", p->b,
-			 "since", (json_int_t)p->since_ms, "until", (json_int_t)p->until_ms,
-			 "since_ts", (double)p->since_ms / 1000.0, "until_ts", (double)p->until_ms / 1000.0,
-			 "interval_s", 300, "hosts", "a", na, "b", nb, "alpha", COMPARE_ALPHA,
-			 "figures", figs);
-	if (!*out) {
+	if (rc == STORE_OK)
+		*out = json_pack("{s:o*,s:s,s:s,s:I,s:I,s:f,s:f,s:i,s:{s:i,s:i},s:f,s:o}",
+				 "group_by", group_by_json(p), "a", p->a, "b", p->b,
+				 "since", (json_int_t)p->since_ms, "until", (json_int_t)p->until_ms,
+				 "since_ts", (double)p->since_ms / 1000.0, "until_ts", (double)p->until_ms / 1000.0,
+				 "interval_s", 300, "hosts", "a", na, "b", nb, "alpha", COMPARE_ALPHA,
+				 "figures", figs);
+	if (rc == STORE_OK && !*out) {
+		snprintf(err, errlen, "out of memory");
 		rc = STORE_EINTERNAL;
-		snprintf(err, errlen, "out of memory");
 	}
-done:
 	compare_free(c);
-	free(al);
-	free(ids);
 	free(side);
 	return rc;
 }

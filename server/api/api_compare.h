@@ -15,8 +15,6 @@
 #define COMPARE_MAX_WINDOW_MS (31LL * 86400 * 1000)
 #define COMPARE_DEFAULT_WINDOW_MS (24LL * 3600 * 1000)
 #define COMPARE_MAX_FILTERS 16
-/* hosts x 5-minute buckets of a comparison: 1,000 hosts x ~5 days */
-#define COMPARE_MAX_INTERVALS 1500000
 
 /* The request, strings borrowed from the request. */
 struct compare_params {

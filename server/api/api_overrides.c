@@ -90,20 +90,6 @@ enum MHD_Result api_overrides_put_begin(struct request *rq)
 	return MHD_YES;
 }
 
-enum MHD_Result api_overrides_put_data(struct request *rq, const char *data, size_t len)
-{
-	int rc = body_append(&rq->body, data, len);
-
-	if (rc == BODY_ENOMEM)
-		return MHD_NO;
-	if (rc == BODY_ETOOBIG) {
-		rq->discarded += len;
-		if (rq->discarded > rq->body.limit)
-			return MHD_NO;	/* a chunked body far over the limit: cut off */
-	}
-	return MHD_YES;
-}
-
 enum MHD_Result api_overrides_put_finish(struct request *rq)
 {
 	struct ovr_set set;

@@ -19,9 +19,8 @@
 enum MHD_Result api_overrides_get(struct request *rq);
 enum MHD_Result api_override_delete(struct request *rq);
 
-/* PUT: first callback, each upload chunk, the end (http.c). */
+/* PUT: first callback, the end (http.c; the data goes to http_upload_data). */
 enum MHD_Result api_overrides_put_begin(struct request *rq);
-enum MHD_Result api_overrides_put_data(struct request *rq, const char *data, size_t len);
 enum MHD_Result api_overrides_put_finish(struct request *rq);
 
 #endif

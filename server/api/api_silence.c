@@ -12,6 +12,9 @@
 #include "store.h"
 #include "timeparse.h"
 
+#define SILENCE_HINT "see docs/api.md: {\"host\", \"cgroup\", \"kind\", \"subject\", \"duration_s\" or " \
+	"\"until\", \"comment\"}; a host or a kind is required"
+
 bool api_write_allowed(struct request *rq, const char **who)
 {
 	const struct server_config *cfg = rq->app->cfg;
@@ -120,13 +123,11 @@ enum MHD_Result api_silence_finish(struct request *rq)
 				  &jerr);
 	if (!body)
 		return respond_error(rq, 400, "could not parse the body as JSON", jerr.text,
-				     "see docs/api.md: {\"host\", \"cgroup\", \"kind\", \"duration_s\" or "
-				     "\"until\", \"comment\"}");
+				     SILENCE_HINT);
 	if (silence_parse(body, time_now_ms(), &sr, err, sizeof(err)) < 0) {
 		json_decref(body);
 		return respond_error(rq, 400, err, NULL,
-				     "see docs/api.md: {\"host\", \"cgroup\", \"kind\", \"duration_s\" or "
-				     "\"until\", \"comment\"}");
+				     SILENCE_HINT);
 	}
 	if (!sr.created_by)
 		sr.created_by = who;

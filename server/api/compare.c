@@ -33,12 +33,7 @@ enum {
 };
 #define F_MAX (F_NBASE + COMPARE_MAX_KINDS)
 
-struct fig_def {
-	const char *name, *label, *unit;
-	bool higher_better;
-};
-
-static const struct fig_def base_fig[F_NBASE] = {
+static const struct compare_fig base_fig[F_NBASE] = {
 	[F_KSWAPD_EFF] = { "kswapd_efficiency", "kswapd reclaim efficiency (steal/scan)", "%", true },
 	[F_DIRECT_EFF] = { "direct_efficiency", "direct reclaim efficiency (steal/scan)", "%", true },
 	[F_SCAN_K] = { "scan_kswapd", "pages scanned by kswapd", "pages/s", false },
@@ -151,7 +146,10 @@ struct compare {
 	size_t nby_id;
 	int nfig;
 	char kinds[COMPARE_MAX_KINDS][40];
+	char kind_fig[COMPARE_MAX_KINDS][64];	/* "alert_minutes_<kind>" */
+	char kind_label[COMPARE_MAX_KINDS][96];
 	int nkinds;
+	struct cmp_alert *own_al;	/* compare_load's alerts, freed with c */
 	struct hacc *acc;		/* nh * nfig */
 	struct vec vals[2][F_MAX];
 	double *block;			/* the slices of vals (block_get) */
@@ -224,6 +222,10 @@ struct compare *compare_new(const struct cmp_host *hosts, const int *side, size_
 		snprintf(c->kinds[c->nkinds++], sizeof(c->kinds[0]), "%s", alerts[i].kind);
 	}
 	qsort(c->kinds, (size_t)c->nkinds, sizeof(c->kinds[0]), cmp_kind);
+	for (int k = 0; k < c->nkinds; k++) {
+		snprintf(c->kind_fig[k], sizeof(c->kind_fig[k]), "alert_minutes_%s", c->kinds[k]);
+		snprintf(c->kind_label[k], sizeof(c->kind_label[k]), "minutes of open %s alerts", c->kinds[k]);
+	}
 	c->nfig = F_NBASE + c->nkinds;
 	c->acc = calloc(n ? n * (size_t)c->nfig : 1, sizeof(*c->acc));
 	c->al_from = calloc(n ? n : 1, sizeof(size_t));
@@ -284,6 +286,7 @@ void compare_free(struct compare *c)
 	free(c->al_to);
 	free(c->al_kind);
 	free(c->by_id);
+	free(c->own_al);
 	free(c);
 }
 
@@ -322,6 +325,9 @@ int compare_add_row(void *ctx, int32_t host_id, int64_t bucket_ms, const double 
 	if (hl < 0 || c->side[hl] < 0)
 		return 0;
 	size_t hi = (size_t)hl;
+	int64_t from = c->h[hi].from_ms;
+	if (from > 0 && bucket_ms < from)
+		return 0;	/* before or across the start of the host's group (compare.h) */
 	bad |= put_eff(c, hi, F_KSWAPD_EFF, v[CMP_STEAL_K], v[CMP_SCAN_K]);
 	bad |= put_eff(c, hi, F_DIRECT_EFF, v[CMP_STEAL_D], v[CMP_SCAN_D]);
 	bad |= put_rate(c, hi, F_SCAN_K, v[CMP_SCAN_K]);
@@ -348,7 +354,8 @@ int compare_add_row(void *ctx, int32_t host_id, int64_t bucket_ms, const double 
 	bad |= put_rate(c, hi, F_PSI_IO_SOME, v[CMP_PSI_IO_SOME]);
 	bad |= put_rate(c, hi, F_PSI_IO_FULL, v[CMP_PSI_IO_FULL]);
 
-	/* alert minutes of each kind inside [bucket, bucket + 5 min) */
+	/* alert minutes of each kind inside [bucket, bucket + 5 min): a
+	 * bucket kept starts at or after the host's group began */
 	if (c->nkinds) {
 		double mins[COMPARE_MAX_KINDS] = { 0 };
 		int64_t b0 = bucket_ms, b1 = bucket_ms + ROLLUP_STEP_MS;
@@ -471,21 +478,54 @@ static json_t *top_json(const struct compare *c, const struct top *t)
 	return arr;
 }
 
+int compare_nfig(const struct compare *c)
+{
+	return c->nfig;
+}
+
+void compare_fig_info(const struct compare *c, int f, struct compare_fig *out)
+{
+	if (f < F_NBASE) {
+		*out = base_fig[f];
+		return;
+	}
+	int k = f - F_NBASE;
+	*out = (struct compare_fig){ c->kind_fig[k], c->kind_label[k], "min/host-day", false };
+}
+
+size_t compare_nhosts(const struct compare *c)
+{
+	return c->nh;
+}
+
+int compare_side(const struct compare *c, size_t i)
+{
+	return c->side[i];
+}
+
+bool compare_host_value(const struct compare *c, int f, size_t i, double *x)
+{
+	const struct hacc *a = &c->acc[i * (size_t)c->nfig + (size_t)f];
+	bool eff = f == F_KSWAPD_EFF || f == F_DIRECT_EFF;
+	double v;
+
+	if (c->side[i] < 0 || !a->cnt)
+		return false;
+	v = eff ? (a->w > 0 ? 100.0 * a->sum / a->w : NAN) : a->sum / (double)a->cnt;
+	if (eff && isfinite(v))
+		v = v < 0 ? 0 : v > 100 ? 100 : v;
+	if (!isfinite(v))
+		return false;
+	*x = v;
+	return true;
+}
+
 /* One figure's object. */
 static json_t *figure(struct compare *c, int f, double alpha)
 {
-	struct fig_def def;
-	char name[64], label[96];
+	struct compare_fig def;
 
-	if (f < F_NBASE) {
-		def = base_fig[f];
-	} else {
-		const char *k = c->kinds[f - F_NBASE];
-		snprintf(name, sizeof(name), "alert_minutes_%s", k);
-		snprintf(label, sizeof(label), "minutes of open %s alerts", k);
-		def = (struct fig_def){ name, label, "min/host-day", false };
-	}
-	bool eff = f == F_KSWAPD_EFF || f == F_DIRECT_EFF;
+	compare_fig_info(c, f, &def);
 
 	/* one value per host with data: the host's mean over the window */
 	double *hv[2];
@@ -499,13 +539,8 @@ static json_t *figure(struct compare *c, int f, double alpha)
 		return NULL;
 	}
 	for (size_t i = 0; i < c->nh; i++) {
-		const struct hacc *a = &c->acc[i * (size_t)c->nfig + (size_t)f];
-		if (c->side[i] < 0 || !a->cnt)
-			continue;
-		double x = eff ? (a->w > 0 ? 100.0 * a->sum / a->w : NAN) : a->sum / (double)a->cnt;
-		if (eff && isfinite(x))
-			x = x < 0 ? 0 : x > 100 ? 100 : x;
-		if (isfinite(x)) {
+		double x;
+		if (compare_host_value(c, f, i, &x)) {
 			hv[c->side[i]][nhv[c->side[i]]++] = x;
 			top_add(&top[c->side[i]], i, x, def.higher_better);
 		}
@@ -538,6 +573,52 @@ static json_t *figure(struct compare *c, int f, double alpha)
 			 "p95", num(change(sa[2], sb[2])), "p99", num(change(sa[3], sb[3])),
 			 "test", test, "significant", sig, "verdict", verdict, "hist", hist,
 			 "hosts_top", "a", top_json(c, &top[0]), "b", top_json(c, &top[1]));
+}
+
+int compare_load(struct store *st, const struct cmp_host *hosts, const int *side, size_t n,
+		 int64_t since_ms, int64_t until_ms, struct compare **out, char *err, size_t errlen)
+{
+	int32_t *ids = calloc(n ? n : 1, sizeof(*ids));
+	struct cmp_alert *al = NULL;
+	size_t nids = 0, nal = 0;
+	struct compare *c = NULL;
+	int rc;
+
+	*out = NULL;
+	if (!ids) {
+		snprintf(err, errlen, "out of memory");
+		return STORE_EINTERNAL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (side[i] >= 0)
+			ids[nids++] = hosts[i].id;
+	/* the values of every host-interval are held in memory (16 figures
+	 * of 8 bytes): refuse what would take more than ~200 MB */
+	size_t buckets = (size_t)((until_ms - since_ms) / ROLLUP_STEP_MS + 2);
+	if (nids * buckets > COMPARE_MAX_INTERVALS) {
+		snprintf(err, errlen, "since: %zu hosts over this window are more than %d host-intervals; "
+			 "shorten the window or narrow the hosts with label=KEY:VALUE", nids, COMPARE_MAX_INTERVALS);
+		free(ids);
+		return STORE_EINVAL;
+	}
+	rc = store_compare_alerts(st, ids, nids, since_ms, until_ms, &al, &nal, err, errlen);
+	if (rc == STORE_OK && !(c = compare_new(hosts, side, n, al, nal, buckets))) {
+		snprintf(err, errlen, "out of memory");
+		rc = STORE_EINTERNAL;
+	}
+	if (c)
+		c->own_al = al;
+	else
+		free(al);
+	if (rc == STORE_OK)
+		rc = store_compare_rows(st, ids, nids, since_ms, until_ms, compare_add_row, c, err, errlen);
+	free(ids);
+	if (rc != STORE_OK) {
+		compare_free(c);
+		return rc;
+	}
+	*out = c;
+	return STORE_OK;
 }
 
 json_t *compare_figures(struct compare *c, double alpha)

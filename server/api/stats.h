@@ -1,7 +1,10 @@
-/* stats.h - the few statistics the compare endpoint (api_compare.c) needs:
- * mean, percentiles and the Mann-Whitney U test of two independent
- * samples. Pure functions over double arrays; no allocation except the
- * temporary arrays of the U test. NaN inputs are the caller's to drop.
+/* stats.h - the few statistics the compare endpoint (api_compare.c) and
+ * the kernel-regression watch (regress.h) need: mean, percentiles, the
+ * Mann-Whitney U test of two independent samples, its stratified form
+ * (van Elteren), Holm's correction for multiple tests and a weighted
+ * median. Pure functions over double arrays; no allocation except
+ * temporary arrays. NaN inputs are the caller's to drop unless a function
+ * says otherwise.
  */
 #ifndef VMSCOPE_STATS_H
 #define VMSCOPE_STATS_H
@@ -52,5 +55,45 @@ int stats_mann_whitney(const double *a, size_t na, const double *b, size_t nb, s
  * (Mann & Whitney 1947). Exposed for the unit test. NAN on bad sizes or
  * out of memory. */
 double stats_mwu_exact_cdf(int m, int n, double u);
+
+/* Result of stats_van_elteren. */
+struct stats_strat {
+	double stat;	/* sum over the strata of U_s / (N_s + 1) */
+	double z;	/* (stat - E) / sqrt(Var) under the null hypothesis; < 0 when
+			 * side 1 tends higher (as stats_mwu's z); 0 when Var is 0 */
+	double p;	/* two-sided, from z (normal approximation) */
+	int strata;	/* strata with both sides present (the others carry no
+			 * information and are left out) */
+};
+
+/* Van Elteren's stratified Wilcoxon rank-sum test (van Elteren 1960): the
+ * Mann-Whitney comparison of side 0 against side 1 made within each
+ * stratum, the strata's U statistics added with the weights 1 / (N_s + 1)
+ * (N_s the stratum's size; the locally most powerful weights when the
+ * shift is the same in every stratum), and the sum compared with its null
+ * mean and variance (the tie-corrected variances of the strata times the
+ * squared weights). A difference that lies only between the strata (one
+ * side mostly in a stratum with higher values) does not count. With one
+ * stratum it is the U test's normal approximation without the continuity
+ * correction. v[i], side[i] (0 or 1, else ignored), stratum[i] (0 ..
+ * nstrata - 1) per observation; NaN values are ignored. Returns 0, or -1
+ * when no stratum has both sides or memory runs out (out untouched). */
+int stats_van_elteren(const double *v, const int *side, const int *stratum, size_t n, int nstrata,
+		      struct stats_strat *out);
+
+/* Holm's step-down adjustment of p[0..n) (Holm 1979): with the m non-NaN
+ * values sorted ascending p(1) <= ... <= p(m), adj(j) = max over i <= j of
+ * min(1, (m - i + 1) p(i)); rejecting where adj < alpha keeps the chance
+ * of any false rejection at most alpha, whatever the dependence between
+ * the tests. adj[i] answers p[i] (NaN for NaN). Cannot fail (falls back to
+ * Bonferroni, which is never smaller, when out of memory). */
+void stats_holm(const double *p, size_t n, double *adj);
+
+/* The weighted median of x[0..n) with weights w[0..n) (entries with a
+ * weight <= 0 or a NaN value ignored): the value at which the cumulative
+ * weight, in ascending order of x, passes half the total; at exactly half,
+ * the mean of the values on both sides, so that equal weights give the
+ * plain median. NAN when nothing is left or out of memory. */
+double stats_weighted_median(const double *x, const double *w, size_t n);
 
 #endif

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "errf.h"
 #include "log.h"
+#include "names.h"
 #include "notify_receiver.h"
 
 #include <ctype.h>
@@ -26,6 +27,7 @@ enum {
 	OPT_MAX_CONN, OPT_TIMEOUT, OPT_POOL, OPT_RATE, OPT_LOG_LEVEL, OPT_HELP, OPT_VERSION,
 	OPT_TLS_CERT, OPT_TLS_KEY, OPT_DB_TOKENS, OPT_ADMIN_TOKEN_FILE, OPT_MAX_INFLIGHT,
 	OPT_WEBHOOK, OPT_NOTIFY_RESEND, OPT_NOTIFY_TIMEOUT, OPT_NOTIFY_RETRIES, OPT_PUBLIC_URL,
+	OPT_REG_EVERY, OPT_REG_WINDOW, OPT_REG_MIN_HOSTS, OPT_REG_STRATIFY,
 };
 
 struct opt_def {
@@ -63,6 +65,10 @@ static const struct opt_def opts[] = {
 	{ "notify-timeout", 1, OPT_NOTIFY_TIMEOUT, "VMSCOPE_NOTIFY_TIMEOUT" },
 	{ "notify-retries", 1, OPT_NOTIFY_RETRIES, "VMSCOPE_NOTIFY_RETRIES" },
 	{ "public-url", 1, OPT_PUBLIC_URL, "VMSCOPE_PUBLIC_URL" },
+	{ "regression-every", 1, OPT_REG_EVERY, "VMSCOPE_REGRESSION_EVERY" },
+	{ "regression-window", 1, OPT_REG_WINDOW, "VMSCOPE_REGRESSION_WINDOW" },
+	{ "regression-min-hosts", 1, OPT_REG_MIN_HOSTS, "VMSCOPE_REGRESSION_MIN_HOSTS" },
+	{ "regression-stratify", 1, OPT_REG_STRATIFY, "VMSCOPE_REGRESSION_STRATIFY" },
 	{ "help", 0, OPT_HELP, NULL },
 	{ "version", 0, OPT_VERSION, NULL },
 };
@@ -107,6 +113,11 @@ void config_usage(FILE *out)
 	      "  --notify-timeout S      time limit of one notification POST (default 10)\n"
 	      "  --notify-retries N      attempts per notification and receiver (default 8)\n"
 	      "  --public-url URL        the dashboard's URL in notifications (default http://LISTEN)\n"
+	      "  --regression-every S    compare each kernel release with the baseline every S s\n"
+	      "                          (default 300; 0: off); see docs/detectors.md\n"
+	      "  --regression-window S   the hosts' last S s are compared (default 21600)\n"
+	      "  --regression-min-hosts N  releases (and the baseline) need N hosts (default 5)\n"
+	      "  --regression-stratify LABEL  compare within each value of this agent label\n"
 	      "  --help, --version\n"
 	      "Tokens kept in the database: vmscope-server token add|revoke|list --db CONNINFO\n", out);
 }
@@ -346,6 +357,26 @@ static int apply(struct server_config *c, const struct opt_def *o, const char *v
 		if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
 			return errf(err, errlen, "--public-url: expected an http:// or https:// URL");
 		return set_str(&c->public_url, v, err, errlen);
+	case OPT_REG_EVERY:
+		if (parse_long(o->name, v, 0, 86400, &x, err, errlen) < 0)
+			return -1;
+		c->regression_every_s = (int)x;
+		return 0;
+	case OPT_REG_WINDOW:
+		if (parse_long(o->name, v, 60, 7 * 86400, &x, err, errlen) < 0)
+			return -1;
+		c->regression_window_s = (int)x;
+		return 0;
+	case OPT_REG_MIN_HOSTS:
+		if (parse_long(o->name, v, 2, 100000, &x, err, errlen) < 0)
+			return -1;
+		c->regression_min_hosts = (int)x;
+		return 0;
+	case OPT_REG_STRATIFY:
+		if (!*v || strlen(v) > 128 || !name_printable_utf8(v, strlen(v)))
+			return errf(err, errlen, "--regression-stratify: expected a label key (1 to 128 "
+				    "printable characters)");
+		return set_str(&c->regression_stratify, v, err, errlen);
 	case OPT_SCHEMA: return set_str(&c->schema_dir, v, err, errlen);
 	case OPT_TLS_CERT: return set_str(&c->tls_cert, v, err, errlen);
 	case OPT_TLS_KEY: return set_str(&c->tls_key, v, err, errlen);
@@ -457,6 +488,9 @@ int config_parse(struct server_config *c, int argc, char **argv, char *err, size
 	c->notify_resend_s = 60;
 	c->notify_timeout_s = 10;
 	c->notify_retries = 8;
+	c->regression_every_s = 300;
+	c->regression_window_s = 6 * 3600;
+	c->regression_min_hosts = 5;
 	if (set_str(&c->listen, "127.0.0.1:8080", err, errlen) < 0)
 		goto fail;
 
@@ -557,6 +591,7 @@ void config_release(struct server_config *c)
 		free(c->webhooks[i]);
 	free(c->webhooks);
 	free(c->public_url);
+	free(c->regression_stratify);
 	memset(c, 0, sizeof(*c));
 }
 

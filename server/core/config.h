@@ -43,6 +43,11 @@ struct server_config {
 	int notify_timeout_s;	/* per notification POST; default 10 */
 	int notify_retries;	/* attempts per event and receiver; default 8 */
 	char *public_url;	/* the dashboard's URL in notifications; NULL: from --listen */
+	/* the kernel-regression watch (server/regress/regress_watch.h) */
+	int regression_every_s;	/* default 300; 0: off */
+	int regression_window_s;	/* default 21600 */
+	int regression_min_hosts;	/* default 5 */
+	char *regression_stratify;	/* a label key; NULL: none */
 	bool help, version;
 };
 

@@ -13,6 +13,7 @@
 #include "metrics.h"
 #include "notify.h"
 #include "ratelimit.h"
+#include "regress_watch.h"
 #include "static.h"
 #include "store.h"
 #include "tokens.h"
@@ -32,6 +33,8 @@ int main(int argc, char **argv)
 	struct cgroup_rollup *cgr = NULL;
 	struct http_server *srv = NULL;
 	struct notify *notifier = NULL;
+	struct regress_watch *watch = NULL;
+	bool watch_failed = false;
 	char err[1024];
 	sigset_t sigs;
 	int sig = 0, rc = 1;
@@ -101,6 +104,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vmscope-server: could not start the cgroup rollup thread\n");
 		goto out;
 	}
+	watch = regress_watch_start(&app, &watch_failed);
+	if (watch_failed) {
+		fprintf(stderr, "vmscope-server: could not start the regression watch thread\n");
+		goto out;
+	}
 	notifier = notify_start(&app, err, sizeof(err));
 	if (!notifier) {
 		fprintf(stderr, "vmscope-server: %s\n", err);
@@ -126,6 +134,7 @@ int main(int argc, char **argv)
 out:
 	http_stop(srv);		/* no handler runs after this */
 	notify_stop(notifier);
+	regress_watch_stop(watch);
 	cgroup_rollup_stop(cgr);
 	background_stop(bg);
 	store_close(atomic_load(&app.store));

@@ -12,6 +12,7 @@
 #include "api_forget.h"
 #include "api_overrides.h"
 #include "api_read.h"
+#include "api_regress.h"
 #include "api_silence.h"
 #include "auth.h"
 #include "conn_watch.h"
@@ -120,8 +121,49 @@ static enum MHD_Result dispatch(struct request *rq)
 	case ROUTE_OVERRIDES: return api_overrides_get(rq);
 	case ROUTE_COMPARE: return api_compare(rq);
 	case ROUTE_SILENCES: return api_silences_get(rq);
+	case ROUTE_REGRESSION: return api_regression_get(rq);
+	case ROUTE_REGRESSION_BASELINE: return api_regression_baseline_get(rq);
 	default:
 		return respond_error(rq, 500, "internal error", "unrouted endpoint", NULL);
+	}
+}
+
+enum MHD_Result http_upload_data(struct request *rq, const char *data, size_t len)
+{
+	int rc = body_append(&rq->body, data, len);
+
+	if (rc == BODY_ENOMEM)
+		return MHD_NO;
+	if (rc == BODY_ETOOBIG) {
+		rq->discarded += len;
+		if (rq->discarded > rq->body.limit)
+			return MHD_NO;	/* a chunked body far over the limit: cut off */
+	}
+	return MHD_YES;
+}
+
+/* The endpoints that take a request body: the first callback (headers
+ * in), each chunk of the body, the end. */
+struct upload {
+	enum MHD_Result (*begin)(struct request *rq);
+	enum MHD_Result (*data)(struct request *rq, const char *data, size_t len);
+	enum MHD_Result (*finish)(struct request *rq);
+};
+
+static const struct upload *upload_of(const struct request *rq)
+{
+	static const struct upload samples = { ingest_begin, ingest_data, ingest_finish };
+	static const struct upload overrides = { api_overrides_put_begin, http_upload_data, api_overrides_put_finish };
+	static const struct upload silences = { api_silence_begin, api_silence_data, api_silence_finish };
+	static const struct upload baseline = { api_regression_baseline_put_begin, http_upload_data,
+						api_regression_baseline_put_finish };
+
+	switch (rq->route.id) {
+	case ROUTE_SAMPLES: return strcmp(rq->method, "POST") == 0 ? &samples : NULL;
+	case ROUTE_OVERRIDES: return strcmp(rq->method, "PUT") == 0 ? &overrides : NULL;
+	case ROUTE_SILENCES: return strcmp(rq->method, "POST") == 0 ? &silences : NULL;
+	case ROUTE_REGRESSION_BASELINE: return strcmp(rq->method, "PUT") == 0 ? &baseline : NULL;
+	default: return NULL;
 	}
 }
 
@@ -147,12 +189,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (!rq->path)
 			return MHD_NO;
 		route_match(url, &rq->route);
-		if (rq->route.id == ROUTE_SAMPLES && strcmp(method, "POST") == 0)
-			return ingest_begin(rq);
-		if (rq->route.id == ROUTE_OVERRIDES && strcmp(method, "PUT") == 0)
-			return api_overrides_put_begin(rq);
-		if (rq->route.id == ROUTE_SILENCES && strcmp(method, "POST") == 0)
-			return api_silence_begin(rq);
+		const struct upload *up = upload_of(rq);
+		if (up)
+			return up->begin(rq);
 		/* A response queued on the first call, before libmicrohttpd has
 		 * seen the (empty) request body end, makes it close the
 		 * connection after the answer: every GET then cost a new TCP
@@ -178,16 +217,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	bool put = rq->route.id == ROUTE_OVERRIDES;
-	bool silence = rq->route.id == ROUTE_SILENCES;	/* else POST /api/v1/samples */
+	const struct upload *up = upload_of(rq);
+	if (!up)
+		return MHD_NO;	/* cannot happen: only uploads get here unanswered */
 	if (*upload_data_size) {
-		enum MHD_Result r = put ? api_overrides_put_data(rq, upload_data, *upload_data_size)
-				  : silence ? api_silence_data(rq, upload_data, *upload_data_size)
-				  : ingest_data(rq, upload_data, *upload_data_size);
+		enum MHD_Result r = up->data(rq, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return r;
 	}
-	return put ? api_overrides_put_finish(rq) : silence ? api_silence_finish(rq) : ingest_finish(rq);
+	return up->finish(rq);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,

@@ -26,4 +26,10 @@ void http_stop(struct http_server *srv);
  * itself and returns false otherwise. */
 bool http_read_allowed(struct request *rq);
 
+/* Appends an upload chunk to rq->body; past the body's limit the chunk
+ * is dropped and counted (the endpoint's finish answers 413 when it sees
+ * body.too_big), and a body far over the limit cuts the connection. For
+ * admin bodies read whole before their credential is checked. */
+enum MHD_Result http_upload_data(struct request *rq, const char *data, size_t len);
+
 #endif

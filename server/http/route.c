@@ -63,6 +63,10 @@ void route_match(const char *path, struct route *r)
 	}
 	else if (seg_eq(path, len, "/api/v1/compare"))
 		r->id = ROUTE_COMPARE;
+	else if (seg_eq(path, len, "/api/v1/regression"))
+		r->id = ROUTE_REGRESSION;
+	else if (seg_eq(path, len, "/api/v1/regression/baseline"))
+		r->id = ROUTE_REGRESSION_BASELINE;
 	else if (len > strlen(HOSTS_PREFIX) && strncmp(path, HOSTS_PREFIX, strlen(HOSTS_PREFIX)) == 0) {
 		const char *h = path + strlen(HOSTS_PREFIX);
 		const char *end = path + len;
@@ -100,6 +104,7 @@ const char *route_allow(enum route_id id)
 	case ROUTE_HOST:
 		return "GET, HEAD, DELETE";
 	case ROUTE_OVERRIDES:
+	case ROUTE_REGRESSION_BASELINE:
 		return "GET, HEAD, PUT";
 	case ROUTE_SILENCES:
 		return "GET, HEAD, POST";
@@ -123,7 +128,7 @@ bool route_method_ok(enum route_id id, const char *method)
 		return true;
 	if (id == ROUTE_SILENCES && strcmp(method, "POST") == 0)
 		return true;
-	if (id == ROUTE_OVERRIDES && strcmp(method, "PUT") == 0)
+	if ((id == ROUTE_OVERRIDES || id == ROUTE_REGRESSION_BASELINE) && strcmp(method, "PUT") == 0)
 		return true;
 	return strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 }

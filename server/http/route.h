@@ -29,6 +29,8 @@ enum route_id {
 	ROUTE_COMPARE,		/* GET /api/v1/compare */
 	ROUTE_SILENCES,		/* GET, POST /api/v1/silences */
 	ROUTE_SILENCE,		/* DELETE /api/v1/silences/{id} */
+	ROUTE_REGRESSION,	/* GET /api/v1/regression (the watch's last run) */
+	ROUTE_REGRESSION_BASELINE,	/* GET, PUT /api/v1/regression/baseline */
 	ROUTE_STATIC,		/* anything outside /api: a dashboard file */
 };
 

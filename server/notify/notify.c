@@ -27,8 +27,8 @@
 #define NOTIFY_LOCK_KEY 0x766d736e6f7469LL	/* "vmsnoti" */
 #define MS_FROM_TS(col) "(floor(extract(epoch from " col ") * 1000))::bigint"
 #define ALERT_COLS "a.id, a.host, a.cgroup, a.kind, a.severity, a.state, " MS_FROM_TS("a.started_at") \
-	", " MS_FROM_TS("a.opened_at") ", " MS_FROM_TS("a.ended_at") ", a.summary, a.evidence::text"
-#define ALERT_NCOLS 11
+	", " MS_FROM_TS("a.opened_at") ", " MS_FROM_TS("a.ended_at") ", a.summary, a.evidence::text, a.subject"
+#define ALERT_NCOLS 12
 #define RESEND_CHUNK 500
 
 /* A receiver and its retry state: fails counts the failed attempts of the
@@ -171,6 +171,7 @@ static void alert_from_row(PGresult *r, int i, int off, struct alert_rec *a)
 	a->ended_ms = PQgetisnull(r, i, off + 8) ? 0 : strtoll(PQgetvalue(r, i, off + 8), NULL, 10);
 	a->summary = PQgetvalue(r, i, off + 9);
 	a->evidence = json_loads(PQgetvalue(r, i, off + 10), 0, &jerr);
+	a->subject = PQgetisnull(r, i, off + 11) ? NULL : PQgetvalue(r, i, off + 11);
 }
 
 /* True when name (or "!name") is in the text[] literal list "{a,b}". */
@@ -235,9 +236,10 @@ static enum send_result send_one(struct notify *n, struct rstate *rs, const stru
 	long status = notify_http_post(n->http, rs->r.url, body, err, sizeof(err));
 	free(body);
 	if (status >= 200 && status <= 299) {
+		bool fleet = alert_is_fleet(a);
 		log_info("notify: %s %s of %s%s%s (alert %" PRId64 ", event %" PRId64 ") sent to %s",
-			 event, a->kind, a->host, a->cgroup ? " " : "", a->cgroup ? a->cgroup : "", a->id,
-			 ev, rs->r.name);
+			 event, a->kind, fleet ? "the fleet" : a->host, fleet || a->cgroup ? " " : "",
+			 fleet ? (a->subject ? a->subject : "") : a->cgroup ? a->cgroup : "", a->id, ev, rs->r.name);
 		rs->fails = 0;
 		rs->next_ms = 0;
 		metrics_notify(METRICS_NOTIFY_SENT);

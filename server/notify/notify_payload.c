@@ -1,35 +1,40 @@
 /* notify_payload.c - notification bodies (see notify_payload.h). */
 #include "notify_payload.h"
+#include "urlenc.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Appends s to the URL being built, percent-encoding everything outside
- * the unreserved set (RFC 3986), so host and cgroup names are safe. */
-static size_t url_encode(char *out, size_t cap, size_t at, const char *s)
+/* A fleet alert's page: the dashboard link its evidence carries
+ * (evidence.compare.page, a "#/..." hash of the kernel-regression watch),
+ * else the alerts view of its kind. */
+static char *fleet_url(const struct alert_rec *a, const char *public_url)
 {
-	static const char hex[] = "0123456789ABCDEF";
+	const char *page = json_string_value(json_object_get(json_object_get(a->evidence, "compare"), "page"));
+	size_t n = strlen(public_url);
+	char *u = NULL;
 
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			     c == '-' || c == '.' || c == '_' || c == '~';
-		if (plain && at + 1 < cap) {
-			out[at++] = (char)c;
-		} else if (!plain && at + 3 < cap) {
-			out[at++] = '%';
-			out[at++] = hex[c >> 4];
-			out[at++] = hex[c & 15];
-		}
+	while (n && public_url[n - 1] == '/')
+		n--;
+	if (page && page[0] == '#' && page[1] == '/') {
+		if (asprintf(&u, "%.*s/%s", (int)n, public_url, page) < 0)
+			u = NULL;
+		return u;
 	}
-	out[at < cap ? at : cap - 1] = '\0';
-	return at;
+	size_t cap = n + 3 * strlen(a->kind) + 32;
+	if (!(u = malloc(cap)))
+		return NULL;
+	size_t at = (size_t)snprintf(u, cap, "%.*s/#/alerts?kind=", (int)n, public_url);
+	urlenc_append(u, cap, at, a->kind);
+	return u;
 }
 
 char *notify_generator_url(const struct alert_rec *a, const char *public_url)
 {
+	if (alert_is_fleet(a))
+		return fleet_url(a, public_url);
 	size_t cap = strlen(public_url) + 3 * (strlen(a->host) + strlen(a->kind) +
 					      (a->cgroup ? strlen(a->cgroup) : 0)) + 64;
 	char *u = malloc(cap);
@@ -42,12 +47,12 @@ char *notify_generator_url(const struct alert_rec *a, const char *public_url)
 		n--;
 	memcpy(u, public_url, n);
 	n += (size_t)snprintf(u + n, cap - n, "/#/alerts?host=");
-	n = url_encode(u, cap, n, a->host);
+	n = urlenc_append(u, cap, n, a->host);
 	n += (size_t)snprintf(u + n, cap - n, "&kind=");
-	n = url_encode(u, cap, n, a->kind);
+	n = urlenc_append(u, cap, n, a->kind);
 	if (a->cgroup) {
 		n += (size_t)snprintf(u + n, cap - n, "&cgroup=");
-		url_encode(u, cap, n, a->cgroup);
+		urlenc_append(u, cap, n, a->cgroup);
 	}
 	return u;
 }
@@ -59,6 +64,14 @@ static char *description(const struct alert_rec *a)
 	alert_time_format(a->started_ms, since, sizeof(since));
 	if (a->evidence)
 		ev = json_dumps(a->evidence, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(6));
+	if (alert_is_fleet(a)) {
+		if (asprintf(&d, "%s %s on the fleet%s%s%s since %s (alert %lld). Evidence: %s", a->severity,
+			     a->kind, a->subject ? " (" : "", a->subject ? a->subject : "", a->subject ? ")" : "",
+			     since, (long long)a->id, ev ? ev : "{}") < 0)
+			d = NULL;
+		free(ev);
+		return d;
+	}
 	if (asprintf(&d, "%s %s on host %s%s%s since %s (alert %lld). Evidence: %s", a->severity,
 		     a->kind, a->host, a->cgroup ? ", cgroup " : " (host-wide)",
 		     a->cgroup ? a->cgroup : "", since, (long long)a->id, ev ? ev : "{}") < 0)
@@ -77,9 +90,12 @@ json_t *notify_am_alert(const struct alert_rec *a, int64_t ends_ms, const char *
 	if (!desc || !gen)
 		goto out;
 	snprintf(name, sizeof(name), "vmscope_%s", a->kind);
-	labels = json_pack("{s:s,s:s,s:s,s:s}", "alertname", name, "host", a->host, "kind", a->kind,
-			   "severity", a->severity);
+	/* a fleet alert has no host: scope and subject tell such alerts apart */
+	labels = json_pack("{s:s,s:s,s:s,s:s}", "alertname", name, alert_is_fleet(a) ? "scope" : "host",
+			   alert_is_fleet(a) ? "fleet" : a->host, "kind", a->kind, "severity", a->severity);
 	if (!labels)
+		goto out;
+	if (alert_is_fleet(a) && a->subject && json_object_set_new(labels, "subject", json_string(a->subject)) < 0)
 		goto out;
 	if (a->cgroup && json_object_set_new(labels, "cgroup", json_string(a->cgroup)) < 0)
 		goto out;
@@ -112,7 +128,8 @@ char *notify_text(const struct alert_rec *a, const char *event)
 	} else if (strcmp(event, "escalate") == 0) {
 		what = "ESCALATED";
 	}
-	if (asprintf(&t, "[vmscope] %s %s %s on %s%s%s%s: %s", what, a->severity, a->kind, a->host,
+	if (asprintf(&t, "[vmscope] %s %s %s on %s%s%s%s: %s", what, a->severity, a->kind,
+		     alert_is_fleet(a) ? "the fleet" : a->host,
 		     a->cgroup ? " cgroup " : "", a->cgroup ? a->cgroup : "", dur,
 		     a->summary ? a->summary : "") < 0)
 		return NULL;

@@ -4,7 +4,8 @@
  * Alertmanager (POST /api/v2/alerts): a JSON array of
  *   {"labels": {"alertname": "vmscope_<kind>", "host", "cgroup" (absent for a
  *    host-wide alert: Alertmanager treats an empty label as absent), "kind",
- *    "severity"}, "annotations": {"summary", "description"},
+ *    "severity"; a fleet alert has "scope": "fleet" and "subject" instead of
+ *    "host"}, "annotations": {"summary", "description"},
  *    "startsAt": started_at, "endsAt", "generatorURL"}
  * where endsAt is the alert's ended_at once resolved, else a time a few
  * re-send intervals ahead, so Alertmanager keeps an open alert firing while
@@ -26,7 +27,9 @@
 #include "alert_json.h"
 
 /* The dashboard's alerts view filtered to this alert's host, cgroup and
- * kind, under public_url (no trailing slash needed). */
+ * kind, under public_url (no trailing slash needed); for a fleet alert the
+ * page its evidence links to (evidence.compare.page), else the alerts view
+ * of its kind. */
 char *notify_generator_url(const struct alert_rec *a, const char *public_url);
 
 /* One element of the Alertmanager array. ends_ms is used while a is open;

@@ -12,7 +12,7 @@
 #include "timeparse.h"
 
 #define MS_FROM_TS(col) "(floor(extract(epoch from " col ") * 1000))::bigint"
-#define SILENCE_COLS "id, host, cgroup, kind, " MS_FROM_TS("starts_at") ", " MS_FROM_TS("until") ", " \
+#define SILENCE_COLS "id, host, cgroup, kind, subject, " MS_FROM_TS("starts_at") ", " MS_FROM_TS("until") ", " \
 	MS_FROM_TS("ended_at") ", " MS_FROM_TS("created_at") ", created_by, comment, " \
 	"(ended_at IS NULL AND starts_at <= now() AND until > now())"
 
@@ -47,8 +47,9 @@ int silence_parse(const json_t *body, int64_t now_ms, struct silence_req *r, cha
 	}
 	if (opt_string(body, "host", 253, &r->host, err, errlen) < 0)
 		return -1;
-	if (!r->host || !name_host_valid(r->host, strlen(r->host))) {
-		snprintf(err, errlen, "host: expected a host name (1 to 253 of A-Za-z0-9._-)");
+	if (r->host && !name_host_valid(r->host, strlen(r->host))) {
+		snprintf(err, errlen, "host: expected a host name (1 to 253 of A-Za-z0-9._-), or null for "
+			 "every host and the fleet");
 		return -1;
 	}
 	if (opt_string(body, "cgroup", 4096, &r->cgroup, err, errlen) < 0)
@@ -67,6 +68,20 @@ int silence_parse(const json_t *body, int64_t now_ms, struct silence_req *r, cha
 			snprintf(err, errlen, "kind: expected an alert kind such as thrash (or null for all)");
 			return -1;
 		}
+	}
+	if (!r->host && !r->kind) {
+		snprintf(err, errlen, "host: required unless kind is given (a silence of everything is refused)");
+		return -1;
+	}
+	if (r->cgroup && !r->host) {
+		snprintf(err, errlen, "cgroup: needs a host");
+		return -1;
+	}
+	if (opt_string(body, "subject", 256, &r->subject, err, errlen) < 0)
+		return -1;
+	if (r->subject && !r->subject[0]) {
+		snprintf(err, errlen, "subject: expected a non-empty string (or null for all)");
+		return -1;
 	}
 	if (opt_string(body, "comment", 2000, &r->comment, err, errlen) < 0 ||
 	    opt_string(body, "created_by", 200, &r->created_by, err, errlen) < 0)
@@ -127,18 +142,19 @@ static json_t *str_or_null(PGresult *r, int row, int col)
 /* One row of SILENCE_COLS as the API object; NULL when out of memory. */
 static json_t *row_json(PGresult *r, int i)
 {
-	return json_pack("{s:I,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:s,s:b}",
+	return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:s,s:b}",
 			 "id", (json_int_t)strtoll(PQgetvalue(r, i, 0), NULL, 10),
-			 "host", PQgetvalue(r, i, 1),
+			 "host", str_or_null(r, i, 1),
 			 "cgroup", str_or_null(r, i, 2),
 			 "kind", str_or_null(r, i, 3),
-			 "starts_at", time_or_null(r, i, 4),
-			 "until", time_or_null(r, i, 5),
-			 "ended_at", time_or_null(r, i, 6),
-			 "created_at", time_or_null(r, i, 7),
-			 "created_by", PQgetvalue(r, i, 8),
-			 "comment", PQgetvalue(r, i, 9),
-			 "active", PQgetvalue(r, i, 10)[0] == 't');
+			 "subject", str_or_null(r, i, 4),
+			 "starts_at", time_or_null(r, i, 5),
+			 "until", time_or_null(r, i, 6),
+			 "ended_at", time_or_null(r, i, 7),
+			 "created_at", time_or_null(r, i, 8),
+			 "created_by", PQgetvalue(r, i, 9),
+			 "comment", PQgetvalue(r, i, 10),
+			 "active", PQgetvalue(r, i, 11)[0] == 't');
 }
 
 int silence_create(PGconn *c, const struct silence_req *q, json_t **out, char *err, size_t errlen)
@@ -147,12 +163,12 @@ int silence_create(PGconn *c, const struct silence_req *q, json_t **out, char *e
 
 	*out = NULL;
 	snprintf(until, sizeof(until), "%" PRId64, q->until_ms);
-	const char *v[6] = { q->host, q->cgroup, q->kind, until, q->created_by ? q->created_by : "",
-			     q->comment ? q->comment : "" };
+	const char *v[7] = { q->host, q->cgroup, q->kind, until, q->created_by ? q->created_by : "",
+			     q->comment ? q->comment : "", q->subject };
 	PGresult *r = PQexecParams(c,
-		"INSERT INTO silences (host, cgroup, kind, until, created_by, comment) VALUES ($1, $2, $3, "
-		"'epoch'::timestamptz + $4::bigint * interval '1 millisecond', $5, $6) RETURNING " SILENCE_COLS,
-		6, NULL, v, NULL, NULL, 0);
+		"INSERT INTO silences (host, cgroup, kind, until, created_by, comment, subject) VALUES ($1, $2, $3, "
+		"'epoch'::timestamptz + $4::bigint * interval '1 millisecond', $5, $6, $7) RETURNING " SILENCE_COLS,
+		7, NULL, v, NULL, NULL, 0);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
 		return pg_fail(err, errlen, "could not create silence", c, r);
 	*out = row_json(r, 0);

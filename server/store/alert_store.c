@@ -51,7 +51,7 @@ int alert_store_apply(PGconn *c, struct det_action *a, char *err, size_t errlen)
 			 "INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, "
 			 "updated_at, summary, evidence) VALUES ($1, $2, $3, $4, 'open', " TS_FROM_MS("$5") ", "
 			 TS_FROM_MS("$6") ", now(), $7, $8::jsonb) "
-			 "ON CONFLICT (host, (coalesce(cgroup, '')), kind) WHERE state = 'open' DO UPDATE SET "
+			 "ON CONFLICT " ALERT_OPEN_KEY " WHERE state = 'open' DO UPDATE SET "
 			 "severity = CASE WHEN alerts.severity = 'critical' THEN 'critical' "
 			 "ELSE excluded.severity END, updated_at = now() RETURNING id", 8, v);
 		free(ev);
@@ -377,7 +377,7 @@ int alert_store_query(PGconn *c, const struct alert_query *q, json_t **out, char
 	PGresult *r = exec(c,
 			   "SELECT id, host, cgroup, kind, severity, state, " MS_FROM_TS("started_at") ", "
 			   MS_FROM_TS("opened_at") ", " MS_FROM_TS("ended_at") ", summary, evidence::text, "
-			   SILENCE_MATCH_SQL("alerts") " FROM alerts WHERE ($1::text IS NULL OR host = $1) "
+			   SILENCE_MATCH_SQL("alerts") ", subject FROM alerts WHERE ($1::text IS NULL OR host = $1) "
 			   "AND ($2::text IS NULL OR cgroup = $2) AND ($3::text IS NULL OR kind = $3) "
 			   "AND ($4::text IS NULL OR state = $4) "
 			   "AND ($5::bigint IS NULL OR coalesce(ended_at, 'infinity') >= " TS_FROM_MS("$5") ") "
@@ -404,6 +404,7 @@ int alert_store_query(PGconn *c, const struct alert_query *q, json_t **out, char
 		a.summary = PQgetvalue(r, i, 9);
 		a.evidence = json_loads(PQgetvalue(r, i, 10), 0, &jerr);
 		a.silenced = PQgetvalue(r, i, 11)[0] == 't';
+		a.subject = PQgetisnull(r, i, 12) ? NULL : PQgetvalue(r, i, 12);
 		json_t *o = alert_rec_to_json(&a);	/* borrows the PGresult's strings */
 		if (a.evidence)
 			json_decref(a.evidence);

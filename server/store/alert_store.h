@@ -19,6 +19,10 @@
 #include "liveness_store.h"
 #include "store.h"
 
+/* The columns of the unique index of open alerts (schema/092_fleet_alerts.sql),
+ * for ON CONFLICT: one open alert per (host, cgroup, kind, subject). */
+#define ALERT_OPEN_KEY "(host, (coalesce(cgroup, '')), kind, (coalesce(subject, '')))"
+
 /* Applies one engine action (detect_engine.h) to the alerts table. For
  * DA_OPEN stores the new id in a->alert_id; when an alert of the same
  * (host, cgroup, kind) is already open (state lost, two servers racing) it

@@ -1,6 +1,7 @@
 /* liveness_store.c - host_silent, clock_skew and refused samples in
  * PostgreSQL (see liveness_store.h). */
 #include "liveness_store.h"
+#include "alert_store.h"
 #include "pgfail.h"
 #include "store_internal.h"
 
@@ -51,7 +52,7 @@ static int silence_one(PGconn *c, const char *host, const char *now_s, const cha
 		 "jsonb_build_object('last_sample_ms', last_ts_ms, 'last_arrival_ms', seen_ms, "
 		 "'interval_s', interval_ms / 1000.0, 'silent_s', ($2::bigint - seen_ms) / 1000, 'hint', "
 		 "'check that the agent runs and reaches the server (its log says why it cannot post)') "
-		 "FROM s ON CONFLICT (host, (coalesce(cgroup, '')), kind) WHERE state = 'open' DO NOTHING", 3, v);
+		 "FROM s ON CONFLICT " ALERT_OPEN_KEY " WHERE state = 'open' DO NOTHING", 3, v);
 	if (!ok(r)) {
 		pg_fail(err, errlen, "could not open host_silent", c, r);
 		r = PQexec(c, "ROLLBACK");
@@ -218,7 +219,7 @@ int liveness_store_clock_open(PGconn *c, const char *host, const char *severity,
 			     "INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, "
 			     "updated_at, summary, evidence) VALUES ($1, NULL, 'clock_skew', $2, 'open', "
 			     TS_FROM_MS("$5") ", " TS_FROM_MS("$5") ", now(), $3, $4::jsonb) "
-			     "ON CONFLICT (host, (coalesce(cgroup, '')), kind) WHERE state = 'open' DO UPDATE SET "
+			     "ON CONFLICT " ALERT_OPEN_KEY " WHERE state = 'open' DO UPDATE SET "
 			     "severity = excluded.severity, summary = excluded.summary, evidence = excluded.evidence, "
 			     "updated_at = now()",
 			     5, v, "could not open clock_skew", err, errlen);

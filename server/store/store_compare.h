@@ -37,6 +37,7 @@ struct cmp_host {
 	char *kernel;		/* owned; NULL when never posted */
 	json_t *labels;		/* owned reference to an object (maybe empty) */
 	int64_t last_ts_ms;	/* its newest sample (ends a still-open alert) */
+	int64_t from_ms;	/* 0; set by a caller of compare_new (compare.h) */
 };
 
 /* Hosts with first sample <= until and newest sample >= since, sorted by

@@ -12,7 +12,7 @@
 //
 // env: VMSCOPE_URL, OUT (screenshots), CHROMIUM, CMP_A, CMP_B (kernels),
 //      CMP_WORSE (figure names that must all be marked worse, B against A)
-import { chromium } from "playwright-core";
+import { session } from "./harness.mjs";
 import { mkdirSync } from "node:fs";
 import { zeroBoth } from "../../web/js/comparefmt.js";
 
@@ -27,30 +27,7 @@ if (!BASE) {
 }
 mkdirSync(OUT, { recursive: true });
 
-let passed = 0, failed = 0;
-const T0 = Date.now();
-const secs = () => ((Date.now() - T0) / 1000).toFixed(1) + " s";
-function check(name, cond, detail = "") {
-  if (cond) { passed++; console.log("ok   " + name + (process.env.CMP_TIMES ? " [" + secs() + "]" : "")); }
-  else { failed++; console.log("FAIL " + name + (detail ? ": " + detail : "") + " [" + secs() + "]"); }
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-});
-const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
-const blocked = [];
-await context.route("**/*", (route) => {
-  const u = new URL(route.request().url());
-  if (u.protocol === "data:" || u.hostname === "127.0.0.1") return route.continue();
-  blocked.push(u.href);
-  return route.abort();
-});
-const page = await context.newPage();
-const errors = [];
-page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
-page.on("pageerror", (e) => errors.push(String(e)));
+const { page, check, until, run } = await session();
 // every compare answer the page got: {url, body}
 const answers = [];
 page.on("response", async (r) => {
@@ -70,9 +47,6 @@ async function answerAfter(mark, pred, ms = 15000) {
 const isTable = (x) => x.url.searchParams.get("a") !== null;
 const isList = (x) => x.url.searchParams.get("a") === null;
 
-async function until(fn, arg, ms = 15000) {
-  try { await page.waitForFunction(fn, arg, { timeout: ms }); return true; } catch (_) { return false; }
-}
 const loaded = () => until(() => document.getElementById("view").dataset.loaded === "1");
 const isRed = (c) => { const [r, g, b] = c.match(/\d+/g).map(Number); return r > 140 && g < 90 && b < 90; };
 const isGreen = (c) => { const [r, g, b] = c.match(/\d+/g).map(Number); return g > 90 && r < 90 && b < 90; };
@@ -91,7 +65,7 @@ const readRows = () => page.$$eval("#cmp-table tbody tr[data-fig]", (trs) => trs
   bars: { a: t.querySelectorAll("svg.dist rect.bar-a").length, b: t.querySelectorAll("svg.dist rect.bar-b").length },
 })));
 
-async function run() {
+async function test() {
   // ---- reachable from the fleet view
   await page.goto(BASE + "/#/fleet");
   check("fleet view has a compare kernels link", await until(() => document.getElementById("fleet-compare")));
@@ -258,17 +232,6 @@ async function run() {
   await page.goto(BASE + "/#/alerts");
   await page.click('header nav a[data-nav="compare"]');
   check("the nav link opens the compare view", await until(() => location.hash.startsWith("#/compare") && document.getElementById("cmp-table")));
-
-  check("no request left 127.0.0.1", blocked.length === 0, blocked.join(" "));
-  check("no console errors", errors.length === 0, errors.join(" | "));
 }
 
-try {
-  await run();
-} catch (e) {
-  check("test ran to the end", false, e.stack || String(e));
-} finally {
-  await browser.close();
-}
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+await run(test);

@@ -10,6 +10,7 @@ import { evValue } from "../../web/js/alertfmt.js";
 import { explain, KNOWN_KINDS } from "../../web/js/explain.js";
 import { parseHash, makeHash } from "../../web/js/nav.js";
 import { mergeIntervals } from "../../web/js/shade.js";
+import { bannerItems, compareHref } from "../../web/js/regression.js";
 
 let passed = 0, failed = 0;
 function eq(name, got, want) {
@@ -260,6 +261,10 @@ eq("merge overlapping", mergeIntervals([{ t0: 10, t1: 20, severity: "critical" }
   eq("severity, then open before ended, then newest", [...A].sort(af.compareAlerts).map((a) => a.id), [4, 3, 2, 1]);
   eq("grouped by host, the worst first", af.groupByHost(A).map((g) => [g.host, g.worst, g.alerts.map((a) => a.id)]),
     [["c", "critical", [4]], ["a", "critical", [3, 2]], ["b", "warning", [1]]]);
+  const F = [...A, { id: 5, host: "", scope: "fleet", subject: "6.1.0-21", kind: "kernel_regression", severity: "critical", state: "open", started_at: iso(now - 30) },
+    { id: 6, host: "", scope: "fleet", subject: "6.6.0-3", kind: "kernel_regression", severity: "warning", state: "open", started_at: iso(now - 30) }];
+  eq("the fleet's alerts are one group, not a host's", af.groupByHost(F).map((g) => [g.fleet ? "the fleet" : g.host, g.alerts.map((a) => a.id)]),
+    [["the fleet", [5, 6]], ["c", [4]], ["a", [3, 2]], ["b", [1]]]);
   eq("chip of an open alert: kind and how long", af.chipText(A[3], now), "thrash \u00b7 1m");
   eq("chip from the fleet's seconds", af.chipText({ kind: "thrash", started_at_ts: now - 38 * 60 }, now), "thrash \u00b7 38m");
   eq("chip of an ended alert: how long ago", af.chipText({ kind: "oom_kill", started_at_ts: now - 120, ended_at_ts: now - 60 }, now), "oom_kill \u00b7 1m ago");
@@ -396,6 +401,27 @@ eq("merge overlapping", mergeIntervals([{ t0: 10, t1: 20, severity: "critical" }
     const low = pairs.map(([f, b]) => [f, b, ratio(v[f], v[b])]).filter((x) => x[2] < 4.5).map((x) => `${x[0]} on ${x[1]} ${x[2].toFixed(2)}`);
     eq(theme + " theme: every pair at least 4.5:1", low, []);
   }
+}
+
+// the fleet's kernel-regression banner (regression.js): open
+// kernel_regression alerts only, critical first, the evidence's compare
+// link, or one built from the evidence when it has none
+{
+  const reg = (id, severity, state, ev, extra = {}) => ({ id, kind: "kernel_regression", severity, state, subject: ev.release,
+    summary: ev.release + " vs " + ev.baseline + ": writeback worse, 6 vs 20 hosts, p = 1e-05", evidence: ev, ...extra });
+  const items = bannerItems([
+    reg(3, "warning", "open", { release: "6.1.0-21", baseline: "6.1.0-18", compare: { page: "#/compare?group_by=kernel&a=6.1.0-18&b=6.1.0-21&mark=immediate_reclaim" } }),
+    reg(4, "critical", "open", { release: "6.6.0-3", baseline: "6.1.0-18", figures: [{ name: "psi_io_full" }, { name: "vmscan_write" }] }),
+    reg(5, "warning", "resolved", { release: "6.1.0-20", baseline: "6.1.0-18" }),
+    { id: 6, kind: "thrash", severity: "critical", state: "open", host: "db-07", summary: "x" },
+  ]);
+  eq("banner: open kernel regressions only, critical first", items.map((i) => [i.release, i.severity]), [["6.6.0-3", "critical"], ["6.1.0-21", "warning"]]);
+  eq("banner: the summary as the text", items[1].text, "6.1.0-21 vs 6.1.0-18: writeback worse, 6 vs 20 hosts, p = 1e-05");
+  eq("banner: the evidence's compare link", items[1].href, "#/compare?group_by=kernel&a=6.1.0-18&b=6.1.0-21&mark=immediate_reclaim");
+  eq("banner: a link built from the evidence", items[0].href, "#/compare?group_by=kernel&a=6.1.0-18&b=6.6.0-3&mark=psi_io_full%2Cvmscan_write");
+  eq("banner: a link that is not a compare hash is not used", compareHref({ subject: "b", evidence: { baseline: "a", compare: { page: "javascript:alert(1)" } } }),
+    "#/compare?group_by=kernel&a=a&b=b");
+  eq("banner: none without alerts", bannerItems(undefined), []);
 }
 
 console.log(`${passed} passed, ${failed} failed`);

@@ -14,6 +14,8 @@
 #   req METHOD PATH [CURL ARGS]  sets STATUS, BODY (and HEADERS)
 #   check_status WANT MSG, check_contains TEXT MSG, check_eq A B MSG, check_jq FILTER MSG,
 #   check MSG CMD..., json FILTER (jq over the last answer)
+#   e2e_run_browser SCRIPT [ENV=VALUE...]  a tests/browser/*.mjs test against E2E_URL
+#                            (screenshots to OUT, default tests/out); its counts join ours
 #   e2e_done                 prints "N passed, N failed" and exits accordingly
 #
 # A test that fails (a check failed, or it exits non-zero) prints the last
@@ -215,6 +217,23 @@ with open(dst, "w") as f:
         r["ts"] = round(r["ts"] + shift, 3)
         f.write(json.dumps(r) + "\n")
 PY
+}
+
+# e2e_run_browser SCRIPT [ENV=VALUE...]: a browser test (it prints its checks
+# and "N passed, N failed"); its counts join ours
+e2e_run_browser() {
+	local script=$1 out="$E2E_DIR/browser.out" summary bp bf
+	shift
+	env VMSCOPE_URL="$E2E_URL" OUT="${OUT:-$E2E_ROOT/tests/out}" "$@" node "$script" >"$out" 2>&1
+	grep -vE '^[0-9]+ passed, [0-9]+ failed$' "$out"
+	summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -1)
+	if [ -z "$summary" ]; then
+		bad "$script printed no summary"
+		return
+	fi
+	read -r bp _ bf _ <<<"$summary"
+	E2E_PASS=$((E2E_PASS + bp))
+	E2E_FAIL=$((E2E_FAIL + bf))
 }
 
 e2e_done() {

@@ -475,7 +475,8 @@ int main(void)
 	    apply(c, "schema/011_detector_state.sql") < 0 || apply(c, "schema/012_detector_state_silent.sql") < 0 ||
 	    apply(c, "schema/040_notify.sql") < 0 ||	/* silences: the alerts query reads them */
 	    apply(c, "schema/050_overrides.sql") < 0 || apply(c, "schema/060_overrides_version.sql") < 0 ||
-	    apply(c, "schema/090_liveness.sql") < 0 || apply(c, "schema/091_clock_hold.sql") < 0) {
+	    apply(c, "schema/090_liveness.sql") < 0 || apply(c, "schema/091_clock_hold.sql") < 0 ||
+	    apply(c, "schema/092_fleet_alerts.sql") < 0) {	/* alerts.subject, silences of the fleet */
 		fprintf(stderr, "could not prepare the test database: %s", PQerrorMessage(c));
 		return 1;
 	}

@@ -171,5 +171,65 @@ int main(void)
 		json_decref(f2);
 		compare_free(c2);
 	}
+
+	/* per-host values (what the watch tests) and from_ms: host 1 ran its
+	 * group only from 2 min into bucket 1, so bucket 0 is not its, nor
+	 * bucket 1 (its first 2 minutes are of the host's previous group) */
+	struct cmp_host h3[2];
+	int side3[2] = { 0, 1 };
+	memset(h3, 0, sizeof(h3));
+	h3[0].id = 1;
+	h3[0].from_ms = B0 + STEP + 120000;
+	h3[1].id = 2;
+	/* host 1's writeback_storm alert, open from bucket 0 to 3 min into
+	 * bucket 2: only its minutes in bucket 2 count */
+	struct cmp_alert al3[1] = { { 1, "writeback_storm", B0 + 60000, B0 + 2 * STEP + 180000 } };
+	struct compare *c3 = compare_new(h3, side3, 2, al3, 1, 4);
+	CHECK(c3 != NULL);
+	row(c3, 1, 0, 100, 100, 50);	/* dropped */
+	row(c3, 1, 1, 100, 100, 50);	/* dropped: holds from_ms */
+	row(c3, 1, 2, 100, 50, 4);
+	row(c3, 1, 3, 300, 0, 6);
+	row(c3, 2, 0, 100, 100, 50);	/* kept: host 2 has no from_ms */
+	CHECK_INT(compare_nhosts(c3), 2);
+	CHECK_INT(compare_side(c3, 1), 1);
+	int fpsi = -1, feff = -1;
+	for (int f = 0; f < compare_nfig(c3); f++) {
+		struct compare_fig d;
+		compare_fig_info(c3, f, &d);
+		if (strcmp(d.name, "psi_memory_some") == 0)
+			fpsi = f;
+		if (strcmp(d.name, "kswapd_efficiency") == 0) {
+			feff = f;
+			CHECK(d.higher_better);
+		}
+	}
+	CHECK(fpsi >= 0 && feff >= 0);
+	double x = -1;
+	CHECK(compare_host_value(c3, fpsi, 0, &x));
+	CHECK(fabs(x - 5) < 1e-9);
+	CHECK(compare_host_value(c3, fpsi, 1, &x));
+	CHECK(fabs(x - 50) < 1e-9);
+	CHECK(compare_host_value(c3, feff, 0, &x));
+	CHECK(fabs(x - 100.0 * 50 / 400) < 1e-9);	/* scan-weighted: 12.5 % */
+	int fsw = -1;
+	for (int f = 0; f < compare_nfig(c3); f++) {
+		struct compare_fig d;
+		compare_fig_info(c3, f, &d);
+		if (strcmp(d.name, "swap_in") == 0)
+			fsw = f;
+	}
+	CHECK(fsw >= 0 && !compare_host_value(c3, fsw, 0, &x));	/* no value */
+	int fmin = -1;
+	for (int f = 0; f < compare_nfig(c3); f++) {
+		struct compare_fig d;
+		compare_fig_info(c3, f, &d);
+		if (strcmp(d.name, "alert_minutes_writeback_storm") == 0)
+			fmin = f;
+	}
+	/* buckets 2 and 3: 3 minutes x 288, then 0 */
+	CHECK(fmin >= 0 && compare_host_value(c3, fmin, 0, &x));
+	CHECK(fabs(x - 3 * 288.0 / 2) < 1e-9);
+	compare_free(c3);
 	return harness_report("test_compare");
 }

@@ -291,6 +291,16 @@ static void test_route(void)
 	CHECK(!route_method_ok(ROUTE_HOSTS, "PUT"));
 	CHECK_STR(route_allow(ROUTE_SAMPLES), "POST");
 	CHECK_STR(route_allow(ROUTE_ALERTS), "GET, HEAD");
+	route_match("/api/v1/regression", &r);
+	CHECK_INT(r.id, ROUTE_REGRESSION);
+	route_match("/api/v1/regression/baseline/", &r);
+	CHECK_INT(r.id, ROUTE_REGRESSION_BASELINE);
+	route_match("/api/v1/regression/other", &r);
+	CHECK_INT(r.id, ROUTE_NOT_FOUND);
+	CHECK(route_method_ok(ROUTE_REGRESSION_BASELINE, "PUT"));
+	CHECK(!route_method_ok(ROUTE_REGRESSION, "PUT"));
+	CHECK(!route_method_ok(ROUTE_REGRESSION_BASELINE, "DELETE"));
+	CHECK_STR(route_allow(ROUTE_REGRESSION_BASELINE), "GET, HEAD, PUT");
 
 	strcpy(s, "/system.slice%2Fpg%40x.service");
 	CHECK_INT(route_unescape(s), 26);
@@ -681,6 +691,31 @@ static void test_config(void)
 	char *argv4[] = { "vmscope-server", "--threads", "0", NULL };
 	CHECK_INT(config_parse(&c, 3, argv4, err, sizeof(err)), -1);
 	CHECK_CONTAINS(err, "--threads");
+	/* the kernel-regression watch: defaults, settings, refusals naming the flag */
+	char *argv4b[] = { "vmscope-server", "--db", "x", NULL };
+	CHECK_INT(config_parse(&c, 3, argv4b, err, sizeof(err)), 0);
+	CHECK_INT(c.regression_every_s, 300);
+	CHECK_INT(c.regression_window_s, 21600);
+	CHECK_INT(c.regression_min_hosts, 5);
+	CHECK(c.regression_stratify == NULL);
+	config_release(&c);
+	char *argv4c[] = { "vmscope-server", "--regression-every", "0", "--regression-window", "900",
+			   "--regression-min-hosts", "3", "--regression-stratify", "role", NULL };
+	CHECK_INT(config_parse(&c, 9, argv4c, err, sizeof(err)), 0);
+	CHECK_INT(c.regression_every_s, 0);
+	CHECK_INT(c.regression_window_s, 900);
+	CHECK_INT(c.regression_min_hosts, 3);
+	CHECK_STR(c.regression_stratify, "role");
+	config_release(&c);
+	char *argv4d[] = { "vmscope-server", "--regression-window", "10", NULL };
+	CHECK_INT(config_parse(&c, 3, argv4d, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "--regression-window");
+	char *argv4e[] = { "vmscope-server", "--regression-min-hosts", "1", NULL };
+	CHECK_INT(config_parse(&c, 3, argv4e, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "--regression-min-hosts");
+	char *argv4f[] = { "vmscope-server", "--regression-stratify", "", NULL };
+	CHECK_INT(config_parse(&c, 3, argv4f, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "--regression-stratify");
 	char *argv5[] = { "vmscope-server", "--bogus", NULL };
 	CHECK_INT(config_parse(&c, 2, argv5, err, sizeof(err)), -1);
 	char *argv6[] = { "vmscope-server", "--token", "short", NULL };

@@ -184,6 +184,58 @@ static void test_webhook_payload(void)
 	json_decref(a.evidence);
 }
 
+/* A fleet alert (the kernel-regression watch): no host label but scope
+ * and subject, the compare page its evidence links as generatorURL, "on
+ * the fleet" in the texts, and "host": "" plus scope and subject in the
+ * alert object. */
+static void test_fleet_payload(void)
+{
+	struct alert_rec a;
+	memset(&a, 0, sizeof(a));
+	a.id = 40;
+	a.host = ALERT_FLEET_HOST;
+	a.kind = "kernel_regression";
+	a.severity = "warning";
+	a.open = 1;
+	a.subject = "6.1.0-21";
+	a.started_ms = a.opened_ms = 1764496800000LL;
+	a.summary = "6.1.0-21 vs 6.1.0-18: writeback worse, 7 vs 31 hosts, p = 0.0001";
+	a.evidence = json_pack("{s:s,s:{s:s}}", "release", "6.1.0-21", "compare", "page",
+			       "#/compare?group_by=kernel&a=6.1.0-18&b=6.1.0-21&mark=immediate_reclaim");
+	json_t *o = notify_am_alert(&a, 1764497000000LL, "https://vmscope.example/");
+	char *s = json_dumps(json_object_get(o, "labels"), JSON_COMPACT | JSON_SORT_KEYS);
+	CHECK_STR(s, "{\"alertname\":\"vmscope_kernel_regression\",\"kind\":\"kernel_regression\","
+		     "\"scope\":\"fleet\",\"severity\":\"warning\",\"subject\":\"6.1.0-21\"}");
+	free(s);
+	CHECK_STR(json_string_value(json_object_get(o, "generatorURL")),
+		  "https://vmscope.example/#/compare?group_by=kernel&a=6.1.0-18&b=6.1.0-21&mark=immediate_reclaim");
+	CHECK_CONTAINS(json_string_value(json_object_get(json_object_get(o, "annotations"), "description")),
+		       "warning kernel_regression on the fleet (6.1.0-21) since 2025-11-30T10:00:00Z (alert 40)");
+	json_decref(o);
+	char *t = notify_text(&a, "open");
+	CHECK_STR(t, "[vmscope] FIRING warning kernel_regression on the fleet: 6.1.0-21 vs 6.1.0-18: writeback "
+		     "worse, 7 vs 31 hosts, p = 0.0001");
+	free(t);
+	o = notify_webhook_body(&a, "open", "http://x");
+	json_t *al = json_object_get(o, "alert");
+	CHECK_STR(json_string_value(json_object_get(al, "host")), "");
+	CHECK_STR(json_string_value(json_object_get(al, "scope")), "fleet");
+	CHECK_STR(json_string_value(json_object_get(al, "subject")), "6.1.0-21");
+	json_decref(o);
+	/* without a page in the evidence: the alerts view of the kind */
+	json_decref(a.evidence);
+	a.evidence = NULL;
+	char *u = notify_generator_url(&a, "http://x/");
+	CHECK_STR(u, "http://x/#/alerts?kind=kernel_regression");
+	free(u);
+	/* a host alert has neither scope nor subject */
+	struct alert_rec h = sample_alert();
+	o = alert_rec_to_json(&h);
+	CHECK(json_object_get(o, "scope") == NULL && json_object_get(o, "subject") == NULL);
+	json_decref(o);
+	json_decref(h.evidence);
+}
+
 static void test_backoff(void)
 {
 	CHECK_INT(notify_backoff_ms(1, 0.0), 500);
@@ -234,7 +286,19 @@ static void test_silence_parse(void)
 	CHECK_INT(r.until_ms, 1764500400000LL);
 	json_decref(b);
 
+	/* no host: every host and the fleet's alerts, of one kind; a subject */
+	b = json_loads("{\"kind\":\"kernel_regression\",\"subject\":\"6.1.0-21\",\"duration_s\":60}", 0, &je);
+	CHECK_INT(silence_parse(b, now, &r, err, sizeof(err)), 0);
+	CHECK(r.host == NULL && r.cgroup == NULL);
+	CHECK_STR(r.kind, "kernel_regression");
+	CHECK_STR(r.subject, "6.1.0-21");
+	json_decref(b);
+
 	static const struct { const char *body, *msg; } bad[] = {
+		{ "{\"host\":null,\"duration_s\":60}", "host: required unless kind" },
+		{ "{\"kind\":\"thrash\",\"cgroup\":\"/x\",\"duration_s\":60}", "cgroup: needs a host" },
+		{ "{\"kind\":\"thrash\",\"subject\":\"\",\"duration_s\":60}", "subject:" },
+		{ "{\"kind\":\"thrash\",\"subject\":5,\"duration_s\":60}", "subject: expected a string" },
 		{ "[]", "expected a JSON object" },
 		{ "{\"duration_s\":60}", "host:" },
 		{ "{\"host\":\"a b\",\"duration_s\":60}", "host:" },
@@ -267,6 +331,7 @@ int main(void)
 	test_receiver_parse();
 	test_am_payload();
 	test_webhook_payload();
+	test_fleet_payload();
 	test_backoff();
 	test_silence_parse();
 	return harness_report("test_notify");

@@ -150,10 +150,111 @@ static void test_mann_whitney(void)
 	CHECK_INT(stats_mann_whitney(z5, 0, v5, 5, &r), -1);
 }
 
+/* Van Elteren's stratified test against a plain recomputation (average
+ * ranks per stratum, rank sums weighted 1 / (N_s + 1), tie-corrected
+ * variances), and its defining properties. */
+static void test_van_elteren(void)
+{
+	struct stats_strat r;
+
+	/* one stratum, complete separation 5 vs 5: the U test's z without the
+	 * continuity correction: (0 - 12.5) / sqrt(25 * 11 / 12) */
+	double v1[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+	int s1[10] = { 0, 0, 0, 0, 0, 1, 1, 1, 1, 1 }, st1[10] = { 0 };
+	CHECK_INT(stats_van_elteren(v1, s1, st1, 10, 1, &r), 0);
+	CHECK_NEAR(r.z, -2.6111648393354674, 1e-12);
+	CHECK_NEAR(r.p, 0.009023438818080334, 1e-12);
+	CHECK_INT(r.strata, 1);
+
+	/* two strata of different levels, b higher within each (a tie at 12
+	 * in the second) */
+	double v2[] = { 3.1, 4.2, 2.8, 5.0, 5.5, 6.1, 4.9, 10, 12, 11, 13, 12, 12, 14, 15 };
+	int s2[] = { 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1 };
+	int st2[] = { 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1 };
+	CHECK_INT(stats_van_elteren(v2, s2, st2, 15, 2, &r), 0);
+	CHECK_NEAR(r.z, -2.437017260439041, 1e-12);
+	CHECK_NEAR(r.p, 0.014808972472775997, 1e-12);
+	CHECK_INT(r.strata, 2);
+
+	/* the difference only between strata: b sits in the high stratum
+	 * only, where it matches a; the low stratum has no b and is left out */
+	double v3[] = { 1, 2, 3, 4, 10, 11, 12, 13, 10.5, 11.5, 12.5 };
+	int s3[] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1 };
+	int st3[] = { 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1 };
+	CHECK_INT(stats_van_elteren(v3, s3, st3, 11, 2, &r), 0);
+	CHECK_NEAR(r.z, 0, 1e-12);
+	CHECK_NEAR(r.p, 1, 1e-12);
+	CHECK_INT(r.strata, 1);
+	/* the unstratified test on the same values does see a difference */
+	double a3[] = { 1, 2, 3, 4, 10, 11, 12, 13 }, b3[] = { 10.5, 11.5, 12.5 };
+	struct stats_mwu u3;
+	CHECK_INT(stats_mann_whitney(a3, 8, b3, 3, &u3), 0);
+	CHECK(u3.z < 0 && u3.p < r.p);
+
+	/* copies of one stratum: the same direction, z grows as sqrt(copies) */
+	double v4[20];
+	int s4[20], st4[20];
+	for (int i = 0; i < 20; i++) {
+		v4[i] = v1[i % 10];
+		s4[i] = s1[i % 10];
+		st4[i] = i / 10;
+	}
+	CHECK_INT(stats_van_elteren(v4, s4, st4, 20, 2, &r), 0);
+	CHECK_NEAR(r.z, -2.6111648393354674 * sqrt(2), 1e-12);
+
+	/* NaN values and sides outside 0/1 are ignored; no stratum with both
+	 * sides is an error */
+	double v5[] = { 1, NAN, 2, 3 };
+	int s5[] = { 0, 1, -1, 0 }, st5[] = { 0, 0, 0, 0 };
+	CHECK_INT(stats_van_elteren(v5, s5, st5, 4, 1, &r), -1);
+}
+
+static void test_holm(void)
+{
+	/* sorted 0.005 0.01 0.03 0.04 -> x4 x3 x2 x1 = 0.02 0.03 0.06 0.04,
+	 * made monotone: 0.02 0.03 0.06 0.06 */
+	double p[5] = { 0.01, 0.04, NAN, 0.03, 0.005 }, adj[5];
+	stats_holm(p, 5, adj);
+	CHECK_NEAR(adj[0], 0.03, 1e-15);
+	CHECK_NEAR(adj[1], 0.06, 1e-15);
+	CHECK(isnan(adj[2]));
+	CHECK_NEAR(adj[3], 0.06, 1e-15);
+	CHECK_NEAR(adj[4], 0.02, 1e-15);
+	/* capped at 1 */
+	double q[2] = { 0.7, 0.9 }, qa[2];
+	stats_holm(q, 2, qa);
+	CHECK_NEAR(qa[0], 1, 0);
+	CHECK_NEAR(qa[1], 1, 0);
+	stats_holm(q, 0, qa);	/* nothing to do */
+}
+
+static void test_weighted_median(void)
+{
+	double x[] = { 5, 1, 3, 2, 4 }, ones[] = { 1, 1, 1, 1, 1 };
+	CHECK_NEAR(stats_weighted_median(x, ones, 5), 3, 0);
+	CHECK_NEAR(stats_weighted_median(x, ones, 4), 2.5, 0);	/* 5 1 3 2: even count */
+	/* weight 3 on the 1: half of 7 is passed at 1 */
+	double w[] = { 1, 3, 1, 1, 1 };
+	CHECK_NEAR(stats_weighted_median(x, w, 5), 2, 0);
+	double w2[] = { 1, 5, 1, 1, 1 };
+	CHECK_NEAR(stats_weighted_median(x, w2, 5), 1, 0);
+	/* exactly half below 1 (weight 4 of 8): between 1 and 2 */
+	double w3[] = { 1, 4, 1, 1, 1 };
+	CHECK_NEAR(stats_weighted_median(x, w3, 5), 1.5, 0);
+	/* zero weights and NaN values are left out */
+	double y[] = { NAN, 10, 20, 30 }, wy[] = { 5, 0, 1, 1 };
+	CHECK_NEAR(stats_weighted_median(y, wy, 4), 25, 0);
+	double none[] = { 0, 0 };
+	CHECK(isnan(stats_weighted_median(y, none, 2)));
+}
+
 int main(void)
 {
 	test_mean_percentile();
 	test_exact_cdf();
 	test_mann_whitney();
+	test_van_elteren();
+	test_holm();
+	test_weighted_median();
 	return harness_report("test_stats");
 }

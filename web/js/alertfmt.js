@@ -33,14 +33,16 @@ export function compareAlerts(x, y) {
   return String(x.host || "").localeCompare(String(y.host || "")) || String(x.kind).localeCompare(String(y.kind));
 }
 
-// Alerts grouped by host: [{host, alerts (sorted), worst}], the hosts in the
-// order of their first alert (so the worst, newest trouble leads).
+// Alerts grouped by host: [{host, alerts (sorted), worst, fleet}], the hosts
+// in the order of their first alert (so the worst, newest trouble leads);
+// the fleet's alerts (scope "fleet", no host) are one group, fleet: true.
 export function groupByHost(alerts) {
   const sorted = [...alerts].sort(compareAlerts);
   const by = new Map();
   for (const a of sorted) {
-    if (!by.has(a.host)) by.set(a.host, { host: a.host, alerts: [], worst: a.severity });
-    by.get(a.host).alerts.push(a);
+    const fleet = a.scope === "fleet", key = fleet ? null : a.host;
+    if (!by.has(key)) by.set(key, { host: fleet ? "" : a.host, alerts: [], worst: a.severity, fleet });
+    by.get(key).alerts.push(a);
   }
   return [...by.values()];
 }

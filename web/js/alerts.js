@@ -1,8 +1,10 @@
 // alerts.js - the alerts view: alerts from GET /api/v1/alerts (CONTRACT.md
 // §3) filtered by kind, host, cgroup and state (kept in the hash; open by
-// default), triaged as Alertmanager does: grouped by host, worst severity
+// default), triaged as Alertmanager does: grouped by host (the fleet's
+// alerts, such as kernel_regression, under "the fleet"), worst severity
 // and then the newest first (alertfmt.js), one compact row each with how
-// long it has lasted (live), a link to the host view at that moment, and,
+// long it has lasted (live), a link to the host view at that moment (a
+// fleet alert's: the compare page of its releases, regression.js), and,
 // folded away until asked for, its evidence with readable labels and units
 // and what the signature means (explain.js). Refreshed at the header's
 // interval. #/alerts?id=N opens that alert (a fleet chip links there).
@@ -15,6 +17,7 @@ import { h } from "./dom.js";
 import { KNOWN_KINDS, explain } from "./explain.js";
 import { fmtAge, fmtDuration, fmtTime, parseTime, shortPath, text } from "./format.js";
 import { makeHash, poll, replaceHash, setStatus } from "./nav.js";
+import { compareHref, figuresTable } from "./regression.js";
 
 // The host-view hash showing an alert: from a little before it started to
 // a little after it ended, with its cgroup selected; while it is open, from
@@ -34,7 +37,10 @@ function evidenceTable(a) {
   const rows = evidenceRows(a.evidence, a);
   if (!rows.length) return h("div", { class: "muted" }, "no evidence recorded");
   return h("table", { class: "ev" }, h("tbody", {}, rows.map(([label, v, k]) =>
-    h("tr", {}, h("td", { title: k }, label), h("td", { class: "num", title: String(a.evidence[k]), dataset: k === "silent_s" ? { live: "silent" } : {} }, v)))));
+    h("tr", {}, h("td", { title: k }, label),
+      k === "figures" && Array.isArray(a.evidence[k])	/* a kernel_regression's (regression.js) */
+        ? h("td", { class: "text" }, figuresTable(a.evidence[k]))
+        : h("td", { class: "num", title: String(a.evidence[k]), dataset: k === "silent_s" ? { live: "silent" } : {} }, v)))));
 }
 
 export const SILENCE_DURATIONS = [["1 hour", 3600], ["4 hours", 14400], ["1 day", 86400], ["1 week", 604800]];
@@ -53,24 +59,31 @@ async function withWriteToken(fn) {
 }
 
 // The inline form that silences alerts like a: its host, and (ticked by
-// default) only its cgroup and only its kind, for a chosen duration.
+// default) only its cgroup and only its kind, for a chosen duration. A
+// fleet alert (host "", scope "fleet") has no host: its kind, and (ticked
+// by default) only its subject (the release of a kernel_regression).
 function silenceForm(a, done) {
+  const fleet = a.scope === "fleet";
   const cg = a.cgroup ? h("input", { type: "checkbox", class: "sil-cgroup", checked: true }) : null;
-  const kd = h("input", { type: "checkbox", class: "sil-kind", checked: true });
+  const kd = h("input", { type: "checkbox", class: "sil-kind", checked: true, disabled: fleet });
+  const sub = fleet && a.subject ? h("input", { type: "checkbox", class: "sil-subject", checked: true }) : null;
   const dur = h("select", { class: "sil-duration" }, SILENCE_DURATIONS.map(([label, s]) => h("option", { value: s }, label)));
   const note = h("input", { type: "text", class: "sil-comment", placeholder: "comment (why)", size: 24 });
   const msg = h("span", { class: "sil-msg muted" });
   const go = h("button", { type: "button", class: "sil-submit" }, "silence");
   const form = h("div", { class: "silence-form" },
-    "Silence notifications of ", h("b", {}, a.host),
+    "Silence notifications of ", h("b", {}, fleet ? "the fleet" : a.host),
     cg ? h("label", {}, cg, " only cgroup ", h("span", { class: "mono" }, a.cgroup)) : null,
+    sub ? h("label", {}, sub, " only ", h("span", { class: "mono" }, a.subject)) : null,
     h("label", {}, kd, " only ", a.kind), " for ", dur, note, go, msg);
   go.addEventListener("click", async () => {
     go.disabled = true;
     msg.textContent = "";
-    const body = { host: a.host, duration_s: Number(dur.value), comment: note.value.trim() };
+    const body = { duration_s: Number(dur.value), comment: note.value.trim() };
+    if (!fleet) body.host = a.host;
     if (cg && cg.checked) body.cgroup = a.cgroup;
-    if (kd.checked) body.kind = a.kind;
+    if (fleet || kd.checked) body.kind = a.kind;
+    if (sub && sub.checked) body.subject = a.subject;
     try {
       await withWriteToken(() => api.createSilence(body));
       form.remove();	// the card is rebuilt (marked silenced) only without an open form
@@ -99,9 +112,9 @@ function silenceList(silences, changed) {
       }
     });
     return h("tr", { dataset: { silenceId: s.id } },
-      h("td", {}, h("b", {}, s.host)),
+      h("td", {}, h("b", {}, s.host || "every host and the fleet")),
       h("td", { class: "mono" }, s.cgroup || "all cgroups"),
-      h("td", {}, s.kind || "all kinds"),
+      h("td", {}, (s.kind || "all kinds") + (s.subject ? " of " + s.subject : "")),
       h("td", {}, "until " + fmtTime(parseTime(s.until))),
       h("td", { class: "muted" }, [s.comment, s.created_by ? "(" + s.created_by + ")" : ""].filter(Boolean).join(" ")),
       h("td", {}, end));
@@ -121,6 +134,7 @@ function alertRow(a, onSilenced, open) {
   const ex = explain(a.kind);
   const t0 = parseTime(a.started_at), t1 = parseTime(a.ended_at);
   const resolved = a.state === "resolved" || t1 !== null;
+  const fleet = a.scope === "fleet";	// about the fleet (kernel_regression): no host, a subject
   const silBtn = h("button", { type: "button", class: "sil-open", title: "hold this alert's notifications back" }, "silence\u2026");
   const summary = liveSummary(a);
   const bodyId = "alert-body-" + a.id;
@@ -146,11 +160,16 @@ function alertRow(a, onSilenced, open) {
       h("span", { class: "badge " + (resolved ? "resolved" : "open") }, resolved ? "resolved" : "open"),
       a.silenced ? h("span", { class: "badge silenced", title: "a silence holds its notifications back" }, "silenced") : null,
       h("span", { class: "kind" }, a.kind),
-      h("span", { class: "where", title: a.cgroup ? "cgroup " + a.cgroup : "the whole host" }, a.cgroup ? h("span", { class: "mono" }, shortPath(a.cgroup)) : "host-wide"),
+      fleet
+        ? h("span", { class: "where", title: "the fleet" + (a.subject ? ", " + a.subject : "") },
+          "on the fleet", a.subject ? [" ", h("span", { class: "mono" }, a.subject)] : null)
+        : h("span", { class: "where", title: a.cgroup ? "cgroup " + a.cgroup : "the whole host" }, a.cgroup ? h("span", { class: "mono" }, shortPath(a.cgroup)) : "host-wide"),
       h("span", { class: "summary", title: summary, dataset: a.kind === "host_silent" && t1 === null ? { live: "summary" } : {} }, summary),
       h("span", { class: "age", title: "started " + fmtTime(t0), dataset: { live: "age" } }, ageText(a)),
       more,
-      h("a", { class: "view-link", href: alertLink(a), title: "the host's charts at that moment" + (a.cgroup ? ", cgroup " + a.cgroup + " with the host's" : "") }, "charts at that moment \u2192"),
+      fleet
+        ? h("a", { class: "view-link", href: compareHref(a), title: "the two releases side by side, the worse figures marked" }, "compare the releases \u2192")
+        : h("a", { class: "view-link", href: alertLink(a), title: "the host's charts at that moment" + (a.cgroup ? ", cgroup " + a.cgroup + " with the host's" : "") }, "charts at that moment \u2192"),
       silBtn),
     details);
   more.addEventListener("click", () => {
@@ -169,13 +188,14 @@ function alertRow(a, onSilenced, open) {
   return el;
 }
 
-// The alerts of one host under one heading.
+// The alerts of one host (or of the fleet) under one heading.
 function hostGroup(g, rowOf) {
   const n = g.alerts.length, open = g.alerts.filter((a) => a.state !== "resolved" && !a.ended_at).length;
-  return h("section", { class: "panel host-group", dataset: { host: g.host } },
+  return h("section", { class: "panel host-group" + (g.fleet ? " fleet-group" : ""), dataset: g.fleet ? { scope: "fleet" } : { host: g.host } },
     h("div", { class: "group-head" },
       h("span", { class: "badge " + g.worst }, g.worst),
-      h("a", { class: "gh-host", href: makeHash("host", g.host, {}) }, g.host),
+      g.fleet ? h("span", { class: "gh-host", title: "alerts about the fleet, not one host" }, "the fleet")
+        : h("a", { class: "gh-host", href: makeHash("host", g.host, {}) }, g.host),
       h("span", { class: "muted" }, n + (n === 1 ? " alert" : " alerts") + (open !== n ? " \u00b7 " + open + " open" : ""))),
     g.alerts.map(rowOf));
 }
@@ -283,7 +303,7 @@ export function mount(el, route) {
     }
     loadSilences(signal);
     const open = items.filter((a) => a.state === "open").length;
-    const hosts = new Set(items.map((a) => a.host)).size;
+    const hosts = new Set(items.filter((a) => a.scope !== "fleet").map((a) => a.host)).size;
     const cut = items.length >= st.limit;
     count.textContent = (cut ? `the newest ${items.length} alerts only (more match: narrow by kind, host or cgroup)` : `${items.length} alerts`) +
       ` \u00b7 ${open} open \u00b7 ${hosts} ${hosts === 1 ? "host" : "hosts"}`;

@@ -71,8 +71,8 @@ function hostsRow(fig, res, n) {
       list("a", res.a), list("b", res.b)));
 }
 
-// One figure's row.
-function figRow(fig) {
+// One figure's row; marked: named by the hash's mark (the watch found it worse).
+function figRow(fig, marked) {
   const a = fig.a || {}, b = fig.b || {}, ch = fig.change_pct || {};
   const p = fig.test ? fig.test.p : null;
   const verdict = verdictClass(fig);
@@ -81,12 +81,13 @@ function figRow(fig) {
   const tipA = `A: ${a.hosts ?? 0} hosts, ${a.n ?? 0} host-intervals`;
   const tipB = `B: ${b.hosts ?? 0} hosts, ${b.n ?? 0} host-intervals`;
   const mark = sigMark(p, sig);
-  return h("tr", { dataset: { fig: fig.name, verdict, significant: sig ? "1" : "0", better: fig.better || "" },
-    class: "v-" + verdict + (sig ? " sig" : "") },
+  return h("tr", { dataset: { fig: fig.name, verdict, significant: sig ? "1" : "0", better: fig.better || "", marked: marked ? "1" : "0" },
+    class: "v-" + verdict + (sig ? " sig" : "") + (marked ? " marked" : "") },
   h("td", { class: "fig", title: fig.name + " (" + (fig.better === "higher" ? "higher is better" : "lower is better") + ")" },
     h("button", { type: "button", class: "drivers-btn", "aria-expanded": "false", "aria-label": "hosts that drive " + (fig.label || fig.name),
       title: "the hosts with the worst values in each group" }, "\u25b8"), " ",
     fig.label || fig.name, unit ? h("span", { class: "unit" }, " " + unit) : null,
+    marked ? h("span", { class: "mark-watch", title: "the kernel-regression watch found this figure worse" }, "watch") : null,
     h("span", { class: "dir", title: fig.better === "higher" ? "higher is better" : "lower is better" }, fig.better === "higher" ? " \u2191" : " \u2193")),
   STATS.map((s) => h("td", { class: "num a", title: tipA, dataset: { stat: s } }, fmtStat(a[s]))),
   STATS.map((s) => h("td", { class: "num b", title: tipB, dataset: { stat: s } }, fmtStat(b[s]))),
@@ -111,6 +112,7 @@ export function mount(el, route) {
     b: P.get("b") || "",
     range: RANGES.some(([n]) => n === P.get("range")) ? P.get("range") : DEFAULT_RANGE,
     label: P.get("label") || "",
+    mark: new Set((P.get("mark") || "").split(",").filter(Boolean)),
     hosts: [],
     groups: null,
   };
@@ -130,7 +132,7 @@ export function mount(el, route) {
 
   function syncHash() {
     replaceHash(makeHash("compare", "", { group_by: st.groupBy, a: st.a, b: st.b,
-      range: st.range === DEFAULT_RANGE ? "" : st.range, label: st.label }));
+      range: st.range === DEFAULT_RANGE ? "" : st.range, label: st.label, mark: [...st.mark].join(",") }));
   }
 
   function window_() {
@@ -267,6 +269,7 @@ export function mount(el, route) {
     const notes = [];
     if (na === 0) notes.push(h("div", { class: "notice" }, `A (${res.a}) has no host with samples in this window: its columns are empty.`));
     if (nb === 0) notes.push(h("div", { class: "notice" }, `B (${res.b}) has no host with samples in this window: its columns are empty.`));
+    if (st.mark.size) notes.push(h("div", { class: "notice", id: "cmp-marked" }, "Marked \u201cwatch\u201d: the figures the kernel-regression watch found worse on B (its test: the hosts of its window, corrected for all its tests)."));
     const head1 = h("tr", {},
       h("th", { rowspan: 2 }, "Figure"),
       h("th", { colspan: 4, class: "grp a" }, "A: " + res.a),
@@ -277,8 +280,8 @@ export function mount(el, route) {
       h("th", { rowspan: 2, class: "dist-head" }, "Distribution ",
         h("span", { class: "key a" }, "A"), " ", h("span", { class: "key b" }, "B")));
     const head2 = h("tr", {}, [0, 1, 2].map(() => STATS.map((s) => h("th", { class: "num" }, s))));
-    const shown = figs.filter((f) => !zeroBoth(f)), zero = figs.filter(zeroBoth);
-    const tbody = h("tbody", {}, shown.length ? shown.map(figRow)
+    const shown = figs.filter((f) => !zeroBoth(f) || st.mark.has(f.name)), zero = figs.filter((f) => zeroBoth(f) && !st.mark.has(f.name));
+    const tbody = h("tbody", {}, shown.length ? shown.map((f) => figRow(f, st.mark.has(f.name)))
       : h("tr", {}, h("td", { colspan: 16, class: "empty" }, figs.length ? "every figure is 0 in both groups" : "the server returned no figures")));
     tbody.addEventListener("click", (ev) => {
       const btn = ev.target.closest("button.drivers-btn");
@@ -326,11 +329,11 @@ export function mount(el, route) {
     }
   }
 
-  selGroupBy.addEventListener("change", () => { st.groupBy = selGroupBy.value; st.a = ""; st.b = ""; changed(true); });
-  selA.addEventListener("change", () => { st.a = selA.value; changed(false); });
-  selB.addEventListener("change", () => { st.b = selB.value; changed(false); });
+  selGroupBy.addEventListener("change", () => { st.groupBy = selGroupBy.value; st.a = ""; st.b = ""; st.mark.clear(); changed(true); });
+  selA.addEventListener("change", () => { st.a = selA.value; st.mark.clear(); changed(false); });
+  selB.addEventListener("change", () => { st.b = selB.value; st.mark.clear(); changed(false); });
   selLabel.addEventListener("change", () => { st.label = selLabel.value; changed(true); });
-  swap.addEventListener("click", () => { [st.a, st.b] = [st.b, st.a]; changed(false); });
+  swap.addEventListener("click", () => { [st.a, st.b] = [st.b, st.a]; st.mark.clear(); changed(false); });
   refresh.addEventListener("click", () => changed(true));
   rangeSeg.addEventListener("click", (ev) => {
     const r = ev.target.closest("button[data-range]");

@@ -98,6 +98,19 @@ const KINDS = {
       "Avoid high-order allocations in the hot path (drivers, jumbo frames).",
     ],
   },
+  kernel_regression: {
+    title: "Kernel regression: a release reclaims worse than the baseline",
+    meaning:
+      "The fleet's watch compared the hosts running this kernel release with those running the " +
+      "baseline release over its window, one value per host: the figures listed are worse with " +
+      "significance after correcting for every test of the run, and by more than a minimum effect. " +
+      "It is about the fleet, not one host.",
+    fixes: [
+      "Open the compare page of the pair (the link) and the worse figures' hosts; check what else differs between the groups (roles, workloads: the evidence lists label differences).",
+      "Hold the rollout of the release; look for the kernel change in the releases' changelogs (reclaim, writeback, memcg).",
+      "If the groups run different workloads, pin a fitting baseline or run the watch with --regression-stratify LABEL.",
+    ],
+  },
   memory_high_throttle: {
     title: "Throttled at memory.high",
     meaning:

@@ -12,6 +12,7 @@ import { chipText, chipTitle, compareAlerts, SEV_RANK } from "./alertfmt.js";
 import { h } from "./dom.js";
 import { fmtAge, fmtAgo, fmtNum, fmtPct, fmtRatio, fmtRate, fmtTime, text } from "./format.js";
 import { makeHash, poll, replaceHash, setStatus } from "./nav.js";
+import { mountRegressionBanner } from "./regression.js";
 import { lastValue, maxValue, sparkline } from "./spark.js";
 
 const WINDOW_S = 3600;
@@ -504,8 +505,12 @@ export function mount(el, route) {
   sel.addEventListener("change", () => { st.state = sel.value; syncHash(); renderBody(); });
   labelSel.addEventListener("change", () => { st.label = labelSel.value; syncHash(); renderHead(); renderBody(); });
 
+  // open kernel regressions (regression.js), above the table
+  const regressions = h("div", { id: "fleet-regressions" });
+  const banner = mountRegressionBanner(regressions);
   el.append(
     h("div", { class: "fleet-head" }, h("h1", {}, "Fleet"), tiles),
+    regressions,
     h("div", { class: "toolbar" }, h("label", { for: "fleet-filter" }, "Filter"), input,
       h("label", { for: "fleet-state" }, "State"), sel,
       h("label", { for: "fleet-label" }, "Label column"), labelSel, count,
@@ -548,6 +553,7 @@ export function mount(el, route) {
     destroy: () => {
       stop();
       clearTimeout(resizeTimer);
+      banner.destroy();
       window.removeEventListener("scroll", onScroll);
       window.removeEventListener("resize", onResize);
     },

@@ -156,7 +156,9 @@ const active = new Set();	// the running pollers' "run now"
 // throws an outage (isOutage: the server or its database away) marks the
 // view stale and is retried after backoffMs, paused or not; the next
 // success clears it. fn shows other errors itself and throws them on
-// (no "updated" in the status line then).
+// (no "updated" in the status line then). With opts.quiet, a poller beside
+// the view's own (the fleet's regression banner): its runs never touch the
+// status line or the outage banner, a failed one waits for the next period.
 // Returns stop(); fn gets an AbortSignal that stop() aborts.
 export function poll(fn, opts = {}) {
   const ctl = new AbortController();
@@ -175,6 +177,12 @@ export function poll(fn, opts = {}) {
     if (ctl.signal.aborted || running) return;
     running = true;
     clearTimeout(timer);
+    if (opts.quiet) {
+      try { await fn(ctl.signal); } catch (e) { if (e.name !== "AbortError" && !e.status && !isOutage(e)) console.warn(e); }
+      running = false;
+      if (!ctl.signal.aborted && !once) schedule(period());
+      return;
+    }
     let ok = true;
     try {
       await fn(ctl.signal);
