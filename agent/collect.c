@@ -94,7 +94,7 @@ static void read_fixed_string(struct collector *c, const char *path, char *out, 
 	if (pf_read(&c->rb, c->rootfd, path) < 0)
 		return;
 	n = pf_first_line(&c->rb, out, cap);
-	if (n <= 0 || !name_printable_utf8(out, (size_t)n)) {
+	if (n <= 0 || !name_text_valid(out, (size_t)n)) {
 		out[0] = '\0';
 		return;
 	}

@@ -195,8 +195,9 @@ static int add_label(struct agent_opts *o, const char *v, char *err, size_t errl
 	if (!eq || !name_metric_valid(v, klen))
 		return errf(err, errlen, "--label: expected KEY=VALUE with KEY of 1 to 128 of "
 			    "A-Za-z0-9_().:- (got \"%.64s\")", v);
-	if (strlen(eq + 1) > 256 || !name_printable_utf8(eq + 1, strlen(eq + 1)))
-		return errf(err, errlen, "--label %.*s: expected a value of at most 256 printable characters",
+	if (strlen(eq + 1) > 256 || !name_text_valid(eq + 1, strlen(eq + 1)))
+		return errf(err, errlen, "--label %.*s: expected a value of at most 256 printable characters "
+			    "(no bidirectional controls)",
 			    (int)klen, v);
 	/* a repeated key replaces the earlier value */
 	for (size_t i = 0; i < o->nlabels; i++) {

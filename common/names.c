@@ -1,6 +1,8 @@
 /* names.c - identifier rules of the contract, shared by agent and server. */
 #include "names.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 bool name_host_valid(const char *s, size_t len)
@@ -50,6 +52,19 @@ static size_t utf8_seq(const unsigned char *s, size_t i, size_t len, unsigned *c
 	return n;
 }
 
+bool name_id_valid(const char *s, size_t len)
+{
+	if (len == 0 || len > NAME_ID_MAXLEN)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
 bool name_printable_utf8(const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -63,6 +78,56 @@ bool name_printable_utf8(const char *s, size_t len)
 		i += n;
 	}
 	return true;
+}
+
+static bool is_bidi_control(unsigned cp)
+{
+	return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
+bool name_text_valid(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len;) {
+		unsigned cp;
+		size_t n = utf8_seq(u, i, len, &cp);
+
+		if (n == 0 || cp < 0x20 || (cp >= 0x7F && cp < 0xA0) || is_bidi_control(cp))
+			return false;
+		i += n;
+	}
+	return true;
+}
+
+char *name_visible(const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t len = strlen(s);
+	char *out = malloc(len * 6 + 1), *w = out;	/* "\uXXXX" for 1..3 bytes at most */
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len;) {
+		unsigned cp;
+		size_t n = utf8_seq(u, i, len, &cp);
+
+		if (n == 0) {
+			w += sprintf(w, "\\x%02X", u[i]);
+			i++;
+			continue;
+		}
+		if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0) || is_bidi_control(cp))
+			w += sprintf(w, "\\u%04X", cp);
+		else {
+			memcpy(w, s + i, n);
+			w += n;
+		}
+		i += n;
+	}
+	*w = '\0';
+	return out;
 }
 
 bool name_cgroup_path_valid(const char *s, size_t len)

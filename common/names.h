@@ -27,8 +27,28 @@ bool name_cgroup_path_valid(const char *s, size_t len);
  * settings have "vm.swappiness"). */
 bool name_metric_valid(const char *s, size_t len);
 
+/* A name an operator gives to a thing of the server (an ingest token, a
+ * notification receiver): 1 to 64 of A-Za-z0-9._-, printed in lists and
+ * logs as it is. */
+#define NAME_ID_MAXLEN 64
+bool name_id_valid(const char *s, size_t len);
+
 /* True when s[0..len) is well-formed UTF-8 with no control characters
  * (C0, DEL, C1). */
 bool name_printable_utf8(const char *s, size_t len);
+
+/* A free-text value a person reads (label values, kernel, boot_id,
+ * agent_version): printable UTF-8 as above and no Unicode bidirectional
+ * control (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069), which
+ * would make a value display as another ("Trojan Source"). Cgroup paths
+ * keep what the kernel gave and are shown escaped instead. */
+bool name_text_valid(const char *s, size_t len);
+
+/* s with what would make it display as something else written out, for
+ * text people read outside the dashboard (notifications, logs): C0/C1
+ * controls, DEL and bidirectional controls as \uXXXX, bytes that are not
+ * UTF-8 as \xXX; the rest as it is. A new string the caller frees; NULL
+ * when out of memory. */
+char *name_visible(const char *s);
 
 #endif

@@ -1,5 +1,6 @@
 /* sample.c - lifecycle and lookups of the flattened sample model. */
 #include "sample.h"
+#include "dict.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,33 @@ int sset_sort(struct sset *m)
 	qsort(m->f, m->n, sizeof(*m->f), cmp_field);
 	for (size_t i = 1; i < m->n; i++)
 		if (m->f[i].id == m->f[i - 1].id)
+			return -1;
+	return 0;
+}
+
+/* sample_commit_staged for one set. */
+static int sset_commit_staged(struct sset *m, const struct dict_stage *st)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < m->n; i++) {
+		if (!dict_id_staged(m->f[i].id))
+			continue;
+		uint32_t real = dict_stage_real(st, m->f[i].id);
+		if (!real)
+			return -1;
+		m->f[i].id = real;
+		any = true;
+	}
+	return any ? sset_sort(m) : 0;
+}
+
+int sample_commit_staged(struct sample *s, const struct dict_stage *st)
+{
+	if (sset_commit_staged(&s->m, st) < 0)
+		return -1;
+	for (size_t i = 0; i < s->ncg; i++)
+		if (sset_commit_staged(&s->cg[i].m, st) < 0)
 			return -1;
 	return 0;
 }

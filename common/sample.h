@@ -102,6 +102,13 @@ struct cgsample *sample_add_cgroup(struct sample *s, char *path, int version);
 /* Finds a cgroup entry by path and version, NULL when absent. */
 const struct cgsample *sample_find_cgroup(const struct sample *s, const char *path, int version);
 
+struct dict_stage;
+
+/* Replaces the staged ids (dict.h) among s's fields by the ids the
+ * committed stage st gave them, and sorts the sets again. Returns 0, or -1
+ * when a staged id has no committed id (st was not committed). */
+int sample_commit_staged(struct sample *s, const struct dict_stage *st);
+
 /* Deep copy; returns 0 or -1 when out of memory (dst is left released). */
 int sample_copy(struct sample *dst, const struct sample *src);
 

@@ -52,7 +52,7 @@ static int add_field(struct sset *m, const char *prefix, const char *key, int64_
 	uint32_t id = intern2(prefix, key);
 
 	if (!id)
-		return fail(err, "%s: too many distinct metric names on this server", path);
+		return fail(err, "%s: no room for another new metric name", path);
 	if (sset_add(m, id, v) < 0)
 		return fail(err, "%s: too many fields (at most %d)", path, SAMPLE_MAX_FIELDS);
 	return 0;
@@ -139,8 +139,9 @@ static int get_string(const json_t *obj, const char *key, char **out, char *err)
 	if (!j)
 		return 0;
 	if (!json_is_string(j) || json_string_length(j) > SAMPLE_MAX_STRING ||
-	    !name_printable_utf8(json_string_value(j), json_string_length(j)))
-		return fail(err, "%s: expected a string of at most %d printable characters",
+	    !name_text_valid(json_string_value(j), json_string_length(j)))
+		return fail(err, "%s: expected a string of at most %d printable characters "
+			    "(no bidirectional controls)",
 			    key, SAMPLE_MAX_STRING);
 	*out = strdup(json_string_value(j));
 	return *out ? 0 : fail(err, "%s: out of memory", key);
@@ -158,8 +159,9 @@ static int parse_labels(struct sample *s, const json_t *j, char *err)
 		if (!name_metric_valid(key, strlen(key)))
 			return fail(err, "labels: \"%.64s\" is not a valid label key", key);
 		if (!json_is_string(val) || json_string_length(val) > SAMPLE_MAX_STRING ||
-		    !name_printable_utf8(json_string_value(val), json_string_length(val)))
-			return fail(err, "labels.%s: expected a string of at most %d printable characters",
+		    !name_text_valid(json_string_value(val), json_string_length(val)))
+			return fail(err, "labels.%s: expected a string of at most %d printable "
+				    "characters (no bidirectional controls)",
 				    key, SAMPLE_MAX_STRING);
 	}
 	s->labels = json_deep_copy(j);

@@ -222,7 +222,7 @@ static uint32_t intern2(const char *prefix, const char *key, size_t klen)
 static int add_id(struct yp *p, struct sset *m, uint32_t id, int64_t v, const char *path)
 {
 	if (!id)
-		return failf(p, SB_SAMPLE, "%s: too many distinct metric names on this server", path);
+		return failf(p, SB_SAMPLE, "%s: no room for another new metric name", path);
 	if (sset_add(m, id, v) < 0)
 		return failf(p, SB_SAMPLE, "%s: too many fields (at most %d)", path, SAMPLE_MAX_FIELDS);
 	return 1;
@@ -370,8 +370,9 @@ static bool is_number(const struct val *v)
 
 static int str_field(struct yp *p, const struct val *v, const char *key, char **out)
 {
-	if (v->t != V_STR || v->len > SAMPLE_MAX_STRING || !name_printable_utf8(v->s, v->len))
-		return failf(p, SB_SAMPLE, "%s: expected a string of at most %d printable characters",
+	if (v->t != V_STR || v->len > SAMPLE_MAX_STRING || !name_text_valid(v->s, v->len))
+		return failf(p, SB_SAMPLE, "%s: expected a string of at most %d printable characters "
+			     "(no bidirectional controls)",
 			     key, SAMPLE_MAX_STRING);
 	free(*out);	/* cannot be set: a duplicate key was refused */
 	*out = strndup(v->s, v->len);
@@ -560,8 +561,9 @@ static int on_scalar(struct yp *p, const struct val *v)
 		return psi_line_scalar(p, f, v);
 	case X_LABELS: {
 		json_t *str;
-		if (v->t != V_STR || v->len > SAMPLE_MAX_STRING || !name_printable_utf8(v->s, v->len))
-			return failf(p, SB_SAMPLE, "labels.%s: expected a string of at most %d printable characters",
+		if (v->t != V_STR || v->len > SAMPLE_MAX_STRING || !name_text_valid(v->s, v->len))
+			return failf(p, SB_SAMPLE, "labels.%s: expected a string of at most %d printable "
+				     "characters (no bidirectional controls)",
 				     p->key, SAMPLE_MAX_STRING);
 		if (!(str = json_stringn(v->s, v->len)) ||
 		    json_object_set_new(p->cur.labels, p->key, str) < 0)

@@ -695,6 +695,31 @@ static void save_prev(struct scope *c, int64_t ts)
 	c->prev_ts_ms = ts;
 }
 
+static int64_t clamp_ts(int64_t t, int64_t ts)
+{
+	return t > ts ? ts : t;
+}
+
+void det_host_reanchor(struct det_host *h, int64_t ts)
+{
+	for (size_t i = 0; i < h->nsc; i++) {
+		struct scope *c = &h->sc[i];
+		scope_reset_prev(c);
+		c->last_seen_ms = clamp_ts(c->last_seen_ms, ts);
+		for (int kind = 0; kind < NKIND; kind++) {
+			struct kstate *k = &c->k[kind];
+			if (k->phase == PH_PENDING) {
+				kstate_idle(k);
+				continue;
+			}
+			k->last_hit_ms = clamp_ts(k->last_hit_ms, ts);
+			k->clear_since_ms = clamp_ts(k->clear_since_ms, ts);
+		}
+	}
+	/* as before the first sample: no interval measured across the jump */
+	h->last_ts_ms = 0;
+}
+
 int det_host_feed(struct det_host *h, const struct sample *s, det_emit_fn emit, void *ctx)
 {
 	return det_host_feed_tuned(h, s, NULL, emit, ctx);

@@ -88,6 +88,14 @@ struct ovr_set;
 int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct ovr_set *ovr,
 			det_emit_fn emit, void *ctx);
 
+/* Re-anchors h's time line at ts, for a state that a sample from the
+ * future (a wrong clock) put ahead of the samples that keep arriving: the
+ * next sample is fed as after a gap (it starts a new series of rates, no
+ * alert is resolved), pending detections restart, and times of h later
+ * than ts are brought back to ts. The caller decides when (the server: a
+ * state ahead of its own clock, CONTRACT.md §2). */
+void det_host_reanchor(struct det_host *h, int64_t ts);
+
 /* The host name (borrowed). */
 const char *det_host_name(const struct det_host *h);
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # run.sh - `make run`: a PostgreSQL cluster of the project's own (unless
 # VMSCOPE_DB names a database), the server on 127.0.0.1:8080 with a generated
-# ingest token, and an agent on this machine posting to it. Ctrl-C or SIGTERM
-# stops all of it; nothing is left running or listening, and the exit status
-# is 0 (an orderly stop is not an error: make prints none). A server or agent
-# that exits on its own stops the rest and gives 1. VMSCOPE_VAR moves var/
-# (tests), VMSCOPE_BIN picks the binaries (default bin/).
+# ingest token and admin token, and an agent on this machine posting to it.
+# Ctrl-C or SIGTERM stops all of it; nothing is left running or listening,
+# and the exit status is 0 (an orderly stop is not an error: make prints
+# none). A server or agent that exits on its own stops the rest and gives 1.
+# VMSCOPE_VAR moves var/ (tests), VMSCOPE_BIN picks the binaries (default
+# bin/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -60,13 +61,20 @@ if [ -z "${VMSCOPE_DB:-}" ]; then
 fi
 export VMSCOPE_DB
 
+# new_token FILE WHAT: 24 random bytes as hex, readable by this user only
+new_token() {
+	if [ ! -s "$1" ]; then
+		(umask 077; head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$1")
+		say "generated $2 in $1"
+	fi
+}
 TOKEN_FILE="$VAR/ingest.token"
-if [ ! -s "$TOKEN_FILE" ]; then
-	(umask 077; head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$TOKEN_FILE")
-	say "generated an ingest token in $TOKEN_FILE"
-fi
+ADMIN_FILE="$VAR/admin.token"
+new_token "$TOKEN_FILE" "an ingest token"
+new_token "$ADMIN_FILE" "an admin token"
 
-"${VMSCOPE_BIN:-bin}"/vmscope-server --listen "$LISTEN" --tokens-file "$TOKEN_FILE" &
+"${VMSCOPE_BIN:-bin}"/vmscope-server --listen "$LISTEN" --tokens-file "$TOKEN_FILE" \
+	--admin-token-file "$ADMIN_FILE" &
 pids+=($!)
 for _ in $(seq 100); do
 	curl -fsS "http://$LISTEN/healthz" >/dev/null 2>&1 && break
@@ -81,6 +89,10 @@ pids+=($!)
 
 say "dashboard: http://$LISTEN/"
 say "API:       curl http://$LISTEN/api/v1/hosts"
+say "changes (silences, overrides, forgetting a host) need the admin token:"
+say "           ADMIN_TOKEN=\$(cat $ADMIN_FILE)"
+say "           curl -H \"Authorization: Bearer \$ADMIN_TOKEN\" -H 'Content-Type: application/json' \\"
+say "                -d '{\"host\":\"$(hostname)\",\"duration_s\":3600}' http://$LISTEN/api/v1/silences"
 say "press Ctrl-C to stop"
 wait -n "${pids[@]}" || true
 say "a process exited; shutting down"

@@ -11,6 +11,7 @@
 #include "silence.h"
 #include "store.h"
 #include "timeparse.h"
+#include "tokens.h"
 
 #define SILENCE_HINT "see docs/api.md: {\"host\", \"cgroup\", \"kind\", \"subject\", \"duration_s\" or " \
 	"\"until\", \"comment\"}; a host or a kind is required"
@@ -19,16 +20,28 @@ bool api_write_allowed(struct request *rq, const char **who)
 {
 	const struct server_config *cfg = rq->app->cfg;
 	size_t len = 0;
-
-	if (who)
-		*who = cfg->admin_token ? "admin-token" : cfg->read_token ? "read-token" : "open";
-	if (cfg->admin_token)
-		return admin_allowed(rq);
-	if (!cfg->read_token)
-		return true;
 	/* a header only: a token in the URL of a write would end up in logs */
 	const char *tok = auth_bearer(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
 								  "Authorization"), &len);
+
+	if (who)
+		*who = cfg->admin_token ? "admin-token" : "read-token";
+	if (!cfg->admin_token && !cfg->read_token) {
+		respond_error(rq, 403, "silences cannot be changed on this server", NULL,
+			      "changing silences needs a token: start the server with --admin-token-file "
+			      "FILE (make run makes var/admin.token) or --read-token-file FILE");
+		return false;
+	}
+	/* whatever else it may be, an ingest token never writes (an agent's
+	 * token is on every machine) */
+	if (tok && tokens_check(rq->app->tokens, tok, len, time_now_ms()) >= 0) {
+		respond_error(rq, 403, "an ingest token cannot change silences", NULL,
+			      cfg->admin_token ? "use the admin token (--admin-token-file)" :
+			      "use the read token (--read-token-file)");
+		return false;
+	}
+	if (cfg->admin_token)
+		return admin_allowed(rq);
 	if (tok && auth_token_equal(tok, len, cfg->read_token))
 		return true;
 	if (!tok) {
@@ -38,7 +51,7 @@ bool api_write_allowed(struct request *rq, const char **who)
 			      "server has --admin-token-file): send Authorization: Bearer TOKEN");
 	} else {
 		respond_error(rq, 403, "this token may not change silences", NULL,
-			      "use the --read-token (ingest tokens cannot)");
+			      "use the read token (--read-token-file)");
 	}
 	return false;
 }

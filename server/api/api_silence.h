@@ -4,9 +4,9 @@
  *   DELETE /api/v1/silences/{id}      end one now; a write
  *
  * Writes need the operator's credential: the admin token (admin.h) when
- * the server has --admin-token-file, else the --read-token when set, else
- * they are open like the reads (a server on loopback without tokens). An
- * ingest token never grants a write (403). A
+ * the server has --admin-token-file, else the --read-token when set; a
+ * server with neither refuses them (403), whatever its address. An ingest
+ * token never grants a write (403), even one equal to the read token. A
  * POST must say Content-Type: application/json (so that a cross-site form
  * cannot post one). */
 #ifndef VMSCOPE_API_SILENCE_H
@@ -30,9 +30,9 @@ enum MHD_Result api_silence_finish(struct request *rq);
 
 enum MHD_Result api_silence_delete(struct request *rq);
 
-/* True when rq carries the write credential (or writes are open); answers
- * 401 / 403 itself otherwise. *who (may be NULL) receives who wrote, for
- * created_by: "admin-token", "read-token" or "open". */
+/* True when rq carries the write credential; answers 401 / 403 itself
+ * otherwise. *who (may be NULL) receives who wrote, for created_by:
+ * "admin-token" or "read-token". */
 bool api_write_allowed(struct request *rq, const char **who);
 
 #endif

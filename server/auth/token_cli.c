@@ -4,39 +4,30 @@
  * again: a lost token is revoked and replaced. */
 #include "config.h"
 #include "migrate.h"
+#include "token_scope.h"
 #include "tokens.h"
 
 #include <libpq-fe.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <sys/random.h>
 
 #define TOKEN_RANDOM_BYTES 24	/* 192 bits */
 
 static void cli_usage(FILE *out)
 {
-	fputs("usage: vmscope-server token add NAME      create a token (printed once)\n"
+	fputs("usage: vmscope-server token add NAME [--hosts PATTERN,...] [--new-hosts-per-hour N]\n"
+	      "                                          create a token (printed once); --hosts:\n"
+	      "                                          the host names it may post for (* and ?\n"
+	      "                                          wildcards; default any); --new-hosts-per-hour:\n"
+	      "                                          hosts never seen it may bring in per hour\n"
+	      "                                          and server process (default unlimited)\n"
 	      "       vmscope-server token revoke NAME   revoke it (servers notice within "
 	      "seconds)\n"
-	      "       vmscope-server token list          names, creation and revocation times\n"
+	      "       vmscope-server token list          names, scopes, creation and revocation times\n"
 	      "options: --db CONNINFO (or VMSCOPE_DB), --schema DIR\n", out);
-}
-
-/* A name: 1 to 64 of [A-Za-z0-9._-] (printed in lists and logs as is). */
-static int name_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 64)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-'))
-			return 0;
-	}
-	return 1;
 }
 
 /* A new random token "vms_" + 48 hex digits into out (at least 53 bytes).
@@ -63,10 +54,11 @@ static int new_token(char *out)
 	return 0;
 }
 
-static int cmd_add(PGconn *c, const char *name)
+/* hosts NULL: any host; new_hosts NULL: unlimited (a decimal string). */
+static int cmd_add(PGconn *c, const char *name, const char *hosts, const char *new_hosts)
 {
 	char tok[4 + 2 * TOKEN_RANDOM_BYTES + 1], hex[TOKENS_HEX_LEN + 1];
-	const char *params[2] = { name, hex };
+	const char *params[4] = { name, hex, hosts, new_hosts };
 	PGresult *r;
 	int rc = 1;
 
@@ -75,8 +67,9 @@ static int cmd_add(PGconn *c, const char *name)
 		return 1;
 	}
 	tokens_sha256_hex(tok, strlen(tok), hex);
-	r = PQexecParams(c, "INSERT INTO ingest_tokens (name, sha256) VALUES ($1, $2) "
-			 "ON CONFLICT (name) DO NOTHING", 2, NULL, params, NULL, NULL, 0);
+	r = PQexecParams(c, "INSERT INTO ingest_tokens (name, sha256, hosts, new_hosts_per_hour) "
+			 "VALUES ($1, $2, $3, $4::integer) ON CONFLICT (name) DO NOTHING", 4, NULL, params,
+			 NULL, NULL, 0);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK)
 		fprintf(stderr, "vmscope-server token: %s", PQresultErrorMessage(r));
 	else if (strcmp(PQcmdTuples(r), "1") != 0)
@@ -120,7 +113,8 @@ static int cmd_list(PGconn *c)
 	PGresult *r = PQexec(c, "SELECT name, "
 			     "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
 			     "coalesce(to_char(revoked_at AT TIME ZONE 'UTC', "
-			     "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '-') "
+			     "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '-'), coalesce(hosts, '*'), "
+			     "coalesce(new_hosts_per_hour::text, '-') "
 			     "FROM ingest_tokens ORDER BY created_at, name");
 
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
@@ -128,11 +122,12 @@ static int cmd_list(PGconn *c)
 		PQclear(r);
 		return 1;
 	}
-	printf("%-24s %-20s %-20s %s\n", "NAME", "CREATED", "REVOKED", "STATE");
+	printf("%-24s %-20s %-20s %-8s %-14s %s\n", "NAME", "CREATED", "REVOKED", "STATE",
+	       "NEW-HOSTS/H", "HOSTS");
 	for (int i = 0; i < PQntuples(r); i++) {
 		const char *rev = PQgetvalue(r, i, 2);
-		printf("%-24s %-20s %-20s %s\n", PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), rev,
-		       strcmp(rev, "-") ? "revoked" : "active");
+		printf("%-24s %-20s %-20s %-8s %-14s %s\n", PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), rev,
+		       strcmp(rev, "-") ? "revoked" : "active", PQgetvalue(r, i, 4), PQgetvalue(r, i, 3));
 	}
 	PQclear(r);
 	return 0;
@@ -142,7 +137,7 @@ int tokens_cli(int argc, char **argv)
 {
 	struct server_config cfg;
 	char err[1024];
-	const char *sub = argc > 1 ? argv[1] : NULL, *name = NULL;
+	const char *sub = argc > 1 ? argv[1] : NULL, *name = NULL, *hosts = NULL, *new_hosts = NULL;
 	int first_opt = 2, rc = 1;
 	PGconn *c = NULL;
 
@@ -151,7 +146,7 @@ int tokens_cli(int argc, char **argv)
 		return sub ? 0 : 2;
 	}
 	if (!strcmp(sub, "add") || !strcmp(sub, "revoke")) {
-		if (argc < 3 || !name_ok(argv[2])) {
+		if (argc < 3 || !token_name_valid(argv[2])) {
 			fprintf(stderr, "vmscope-server token %s: give a NAME of 1 to 64 letters, "
 				"digits, '.', '_' or '-'\n", sub);
 			return 2;
@@ -163,6 +158,37 @@ int tokens_cli(int argc, char **argv)
 		cli_usage(stderr);
 		return 2;
 	}
+	/* token add's own options first; they are taken out of argv */
+	int w = first_opt;
+	for (int i = first_opt; i < argc; i++) {
+		bool is_hosts = !strcmp(argv[i], "--hosts"), is_new = !strcmp(argv[i], "--new-hosts-per-hour");
+		if (!is_hosts && !is_new) {
+			argv[w++] = argv[i];
+			continue;
+		}
+		if (strcmp(sub, "add") != 0 || i + 1 >= argc) {
+			fprintf(stderr, "vmscope-server token: %s goes with token add and takes a value\n",
+				argv[i]);
+			return 2;
+		}
+		const char *v = argv[++i];
+		if (is_hosts && !token_hosts_valid(v)) {
+			fprintf(stderr, "vmscope-server token add: --hosts: expected host name patterns "
+				"(A-Za-z0-9._- with * and ?) separated by commas\n");
+			return 2;
+		}
+		if (is_new) {
+			char *end;
+			long x = strtol(v, &end, 10);
+			if (end == v || *end || x < 1 || x > TOKEN_NEW_HOSTS_MAX) {
+				fprintf(stderr, "vmscope-server token add: --new-hosts-per-hour: expected an "
+					"integer from 1 to %d\n", TOKEN_NEW_HOSTS_MAX);
+				return 2;
+			}
+		}
+		*(is_hosts ? &hosts : &new_hosts) = v;
+	}
+	argc = w;
 	/* the remaining flags are the server's own (--db, --schema) */
 	argv[first_opt - 1] = argv[0];
 	if (config_parse(&cfg, argc - first_opt + 1, argv + first_opt - 1, err, sizeof(err)) < 0) {
@@ -186,7 +212,7 @@ int tokens_cli(int argc, char **argv)
 		goto out;
 	}
 	if (!strcmp(sub, "add"))
-		rc = cmd_add(c, name);
+		rc = cmd_add(c, name, hosts, new_hosts);
 	else if (!strcmp(sub, "revoke"))
 		rc = cmd_revoke(c, name);
 	else

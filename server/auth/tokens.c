@@ -8,13 +8,38 @@
 #include <nettle/sha2.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Known tokens: hash i belongs to grant i. */
 struct hashes {
 	unsigned char (*h)[TOKENS_HASH_LEN];	/* owned */
+	struct token_grant *g;			/* owned, n of them */
 	size_t n;
 };
+
+static void hashes_release(struct hashes *hs)
+{
+	free(hs->h);
+	free(hs->g);
+	hs->h = NULL;
+	hs->g = NULL;
+	hs->n = 0;
+}
+
+/* Room for n tokens in hs (empty); -1 when out of memory. */
+static int hashes_alloc(struct hashes *hs, size_t n)
+{
+	hs->n = 0;
+	hs->h = n ? calloc(n, sizeof(*hs->h)) : NULL;
+	hs->g = n ? calloc(n, sizeof(*hs->g)) : NULL;
+	if (n && (!hs->h || !hs->g)) {
+		hashes_release(hs);
+		return -1;
+	}
+	return 0;
+}
 
 /* One thread at a time refreshes the table copy, outside any lock the
  * other requests wait for: they keep checking against the previous copy
@@ -85,7 +110,7 @@ static int parse_hex(const char *s, unsigned char out[TOKENS_HASH_LEN])
 	return 0;
 }
 
-struct tokens *tokens_new(char *const *statics, size_t n, const char *conninfo)
+struct tokens *tokens_new_defs(const struct token_def *defs, size_t n, const char *conninfo)
 {
 	struct tokens *t = calloc(1, sizeof(*t));
 
@@ -93,10 +118,19 @@ struct tokens *tokens_new(char *const *statics, size_t n, const char *conninfo)
 		return NULL;
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_rwlock_init(&t->rw, NULL);
-	if (n && !(t->statics.h = calloc(n, sizeof(*t->statics.h))))
+	if (hashes_alloc(&t->statics, n) < 0)
 		goto fail;
-	for (size_t i = 0; i < n; i++)
-		sha256(statics[i], strlen(statics[i]), t->statics.h[i]);
+	for (size_t i = 0; i < n; i++) {
+		struct token_grant *g = &t->statics.g[i];
+		sha256(defs[i].token, strlen(defs[i].token), t->statics.h[i]);
+		g->key = (int)i;
+		if (defs[i].name)
+			snprintf(g->name, sizeof(g->name), "%s", defs[i].name);
+		else
+			snprintf(g->name, sizeof(g->name), "--token #%zu", i + 1);
+		snprintf(g->hosts, sizeof(g->hosts), "%s", defs[i].hosts ? defs[i].hosts : "");
+		g->new_hosts_per_hour = defs[i].new_hosts_per_hour;
+	}
 	t->statics.n = n;
 	if (conninfo && !(t->conninfo = strdup(conninfo)))
 		goto fail;
@@ -106,14 +140,27 @@ fail:
 	return NULL;
 }
 
+struct tokens *tokens_new(char *const *statics, size_t n, const char *conninfo)
+{
+	struct token_def *defs = n ? calloc(n, sizeof(*defs)) : NULL;
+
+	if (n && !defs)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		defs[i].token = statics[i];
+	struct tokens *t = tokens_new_defs(defs, n, conninfo);
+	free(defs);
+	return t;
+}
+
 void tokens_free(struct tokens *t)
 {
 	if (!t)
 		return;
 	if (t->conn)
 		PQfinish(t->conn);
-	free(t->statics.h);
-	free(t->db.h);
+	hashes_release(&t->statics);
+	hashes_release(&t->db);
 	free(t->conninfo);
 	pthread_mutex_destroy(&t->mu);
 	pthread_rwlock_destroy(&t->rw);
@@ -132,7 +179,7 @@ size_t tokens_nkeys(void)
 static void refresh(struct tokens *t)
 {
 	PGresult *r;
-	struct hashes fresh = { NULL, 0 };
+	struct hashes fresh = { NULL, NULL, 0 };
 
 	if (!t->conn || PQstatus(t->conn) != CONNECTION_OK) {
 		if (t->conn)
@@ -145,10 +192,21 @@ static void refresh(struct tokens *t)
 			return;
 		}
 	}
-	r = PQexecParams(t->conn,
-			 "SELECT sha256 FROM ingest_tokens WHERE revoked_at IS NULL "
-			 "ORDER BY created_at, name LIMIT $1::int",
-			 1, NULL, (const char *const[]){ "4096" }, NULL, NULL, 0);
+	/* before the scope columns exist (093_token_scopes.sql not applied
+	 * yet, a server upgrading) no token has a scope */
+	static const char *const sql[2] = {
+		"SELECT sha256, name, coalesce(hosts, ''), coalesce(new_hosts_per_hour, 0) "
+		"FROM ingest_tokens WHERE revoked_at IS NULL ORDER BY created_at, name LIMIT $1::int",
+		"SELECT sha256, name, '', 0 "
+		"FROM ingest_tokens WHERE revoked_at IS NULL ORDER BY created_at, name LIMIT $1::int",
+	};
+	for (int k = 0; k < 2; k++) {
+		r = PQexecParams(t->conn, sql[k], 1, NULL, (const char *const[]){ "4096" }, NULL, NULL, 0);
+		const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+		if (PQresultStatus(r) == PGRES_TUPLES_OK || k == 1 || !state || strcmp(state, "42703") != 0)
+			break;
+		PQclear(r);
+	}
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
 		/* before the migrations ran the table does not exist yet: quiet */
 		const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
@@ -159,19 +217,30 @@ static void refresh(struct tokens *t)
 		return;
 	}
 	size_t rows = (size_t)PQntuples(r);
-	if (rows && !(fresh.h = calloc(rows, sizeof(*fresh.h)))) {
+	if (hashes_alloc(&fresh, rows) < 0) {
 		PQclear(r);
 		return;
 	}
-	for (size_t i = 0; i < rows; i++)
-		if (parse_hex(PQgetvalue(r, (int)i, 0), fresh.h[fresh.n]) == 0)
-			fresh.n++;
+	for (size_t i = 0; i < rows; i++) {
+		const char *hosts = PQgetvalue(r, (int)i, 2);
+		struct token_grant *g = &fresh.g[fresh.n];
+		/* a row the table's checks let through but this build cannot
+		 * read is skipped, not granted more than it says */
+		if (parse_hex(PQgetvalue(r, (int)i, 0), fresh.h[fresh.n]) < 0 ||
+		    (*hosts && !token_hosts_valid(hosts)))
+			continue;
+		g->key = TOKENS_DB_KEY0 + (int)fresh.n;
+		snprintf(g->name, sizeof(g->name), "%s", PQgetvalue(r, (int)i, 1));
+		snprintf(g->hosts, sizeof(g->hosts), "%s", hosts);
+		g->new_hosts_per_hour = (uint32_t)strtoul(PQgetvalue(r, (int)i, 3), NULL, 10);
+		fresh.n++;
+	}
 	PQclear(r);
 	pthread_rwlock_wrlock(&t->rw);
 	struct hashes old = t->db;
 	t->db = fresh;
 	pthread_rwlock_unlock(&t->rw);
-	free(old.h);
+	hashes_release(&old);
 }
 
 /* Index of the match among hs (every entry compared), or -1. */
@@ -187,13 +256,22 @@ static int find(const struct hashes *hs, const unsigned char *h)
 
 int tokens_check(struct tokens *t, const char *tok, size_t len, int64_t now_ms)
 {
+	return tokens_check_grant(t, tok, len, now_ms, NULL);
+}
+
+int tokens_check_grant(struct tokens *t, const char *tok, size_t len, int64_t now_ms,
+		       struct token_grant *g)
+{
 	unsigned char h[TOKENS_HASH_LEN];
 	int i;
 
 	sha256(tok, len, h);
 	i = find(&t->statics, h);
-	if (i >= 0)
+	if (i >= 0) {
+		if (g)
+			*g = t->statics.g[i];
 		return i;
+	}
 	if (!t->conninfo)
 		return -1;
 	bool mine = false;
@@ -213,6 +291,8 @@ int tokens_check(struct tokens *t, const char *tok, size_t len, int64_t now_ms)
 	}
 	pthread_rwlock_rdlock(&t->rw);
 	i = find(&t->db, h);
+	if (i >= 0 && g)
+		*g = t->db.g[i];	/* a copy: the table's copy may be replaced */
 	pthread_rwlock_unlock(&t->rw);
 	return i < 0 ? -1 : TOKENS_DB_KEY0 + i;
 }

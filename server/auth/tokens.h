@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "token_scope.h"
+
 #define TOKENS_HASH_LEN 32		/* SHA-256 */
 #define TOKENS_HEX_LEN (2 * TOKENS_HASH_LEN)
 #define TOKENS_CACHE_MS 3000		/* how stale the table's copy may get */
@@ -24,10 +26,14 @@
 
 struct tokens;
 
-/* A new set holding the hashes of static[0..n). conninfo (copied; NULL: no
- * table) is the database whose ingest_tokens table is also consulted.
- * Returns NULL when out of memory. */
+/* A new set holding the hashes of static[0..n) (unscoped, named "--token
+ * #1" ...). conninfo (copied; NULL: no table) is the database whose
+ * ingest_tokens table is also consulted. Returns NULL when out of memory. */
 struct tokens *tokens_new(char *const *statics, size_t n, const char *conninfo);
+
+/* As tokens_new, from the configuration's definitions with their names
+ * and scopes (copied; the caller wipes the secrets afterwards). */
+struct tokens *tokens_new_defs(const struct token_def *defs, size_t n, const char *conninfo);
 void tokens_free(struct tokens *t);
 
 /* Checks a presented token. Returns a small key for rate limiting (the
@@ -36,6 +42,11 @@ void tokens_free(struct tokens *t);
  * decides whether the table copy is refreshed first. */
 #define TOKENS_DB_KEY0 4096
 int tokens_check(struct tokens *t, const char *tok, size_t len, int64_t now_ms);
+
+/* As tokens_check, and on success fills *g with the token's name and
+ * scope (table tokens: the row's name, hosts and new_hosts_per_hour). */
+int tokens_check_grant(struct tokens *t, const char *tok, size_t len, int64_t now_ms,
+		       struct token_grant *g);
 
 /* The number of keys tokens_check may return (for the rate limiter). */
 size_t tokens_nkeys(void);

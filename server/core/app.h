@@ -17,7 +17,9 @@
 #include "config.h"
 #include "route.h"
 #include "store.h"
+#include "token_scope.h"
 
+struct admit;
 struct detect_engine;
 struct ratelimit;
 struct tokens;
@@ -30,6 +32,7 @@ struct app {
 	struct ratelimit *rl;
 	struct tokens *tokens;	/* hashed ingest tokens (tokens.h) */
 	struct membudget *inflight;	/* request bytes held at once (membudget.h) */
+	struct admit *admit;	/* token scopes and new-name/new-host budgets (admit.h) */
 };
 
 /* The open store, or NULL while the database has never been reached. */
@@ -43,16 +46,19 @@ static inline struct store *app_store(struct app *app)
 struct request {
 	struct app *app;
 	struct MHD_Connection *conn;
-	const char *method;	/* borrowed from libmicrohttpd */
+	const char *method;	/* borrowed from libmicrohttpd; NULL before the headers */
 	char *path;		/* owned copy, for the log line */
 	struct route route;
 	int64_t t0_us;		/* monotonic start, for the log line and metrics */
 	unsigned status;	/* the status queued, 0 before */
+	size_t raw_len;		/* the request line's target as sent, in bytes */
+	bool encoded_slash;	/* its path holds %2F */
 	/* headers for the next error answer */
 	const char *allow;	/* 405: Allow */
 	int retry_after;	/* > 0: Retry-After seconds (429, 503) */
 	bool www_authenticate;	/* 401 */
 	/* ingest only */
+	struct token_grant grant;	/* the token's name and scope */
 	struct body body;
 	int encoding;		/* body_encoding(): 1 gzip */
 	size_t discarded;	/* upload bytes dropped (over the limit, or refused) */

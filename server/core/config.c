@@ -28,6 +28,8 @@ enum {
 	OPT_TLS_CERT, OPT_TLS_KEY, OPT_DB_TOKENS, OPT_ADMIN_TOKEN_FILE, OPT_MAX_INFLIGHT,
 	OPT_WEBHOOK, OPT_NOTIFY_RESEND, OPT_NOTIFY_TIMEOUT, OPT_NOTIFY_RETRIES, OPT_PUBLIC_URL,
 	OPT_REG_EVERY, OPT_REG_WINDOW, OPT_REG_MIN_HOSTS, OPT_REG_STRATIFY,
+	OPT_READ_TOKEN_FILE, OPT_MAX_CONN_PER_ADDR, OPT_ALLOWED_HOSTS, OPT_NEW_NAMES_HOST,
+	OPT_NEW_NAMES_TOKEN,
 };
 
 struct opt_def {
@@ -45,6 +47,7 @@ static const struct opt_def opts[] = {
 	{ "insecure-no-auth", 0, OPT_INSECURE, "VMSCOPE_INSECURE_NO_AUTH" },
 	{ "web", 1, OPT_WEB, "VMSCOPE_WEB" },
 	{ "read-token", 1, OPT_READ_TOKEN, "VMSCOPE_READ_TOKEN" },
+	{ "read-token-file", 1, OPT_READ_TOKEN_FILE, "VMSCOPE_READ_TOKEN_FILE" },
 	{ "schema", 1, OPT_SCHEMA, "VMSCOPE_SCHEMA" },
 	{ "retention-days", 1, OPT_RETENTION, "VMSCOPE_RETENTION_DAYS" },
 	{ "rollup-retention-days", 1, OPT_ROLLUP_RETENTION, "VMSCOPE_ROLLUP_RETENTION_DAYS" },
@@ -52,6 +55,10 @@ static const struct opt_def opts[] = {
 	{ "max-inflight-bytes", 1, OPT_MAX_INFLIGHT, "VMSCOPE_MAX_INFLIGHT_BYTES" },
 	{ "threads", 1, OPT_THREADS, "VMSCOPE_THREADS" },
 	{ "max-connections", 1, OPT_MAX_CONN, "VMSCOPE_MAX_CONNECTIONS" },
+	{ "max-connections-per-address", 1, OPT_MAX_CONN_PER_ADDR, "VMSCOPE_MAX_CONNECTIONS_PER_ADDRESS" },
+	{ "allowed-hosts", 1, OPT_ALLOWED_HOSTS, "VMSCOPE_ALLOWED_HOSTS" },
+	{ "max-new-names-per-host", 1, OPT_NEW_NAMES_HOST, "VMSCOPE_MAX_NEW_NAMES_PER_HOST" },
+	{ "max-new-names-per-token", 1, OPT_NEW_NAMES_TOKEN, "VMSCOPE_MAX_NEW_NAMES_PER_TOKEN" },
 	{ "timeout", 1, OPT_TIMEOUT, "VMSCOPE_TIMEOUT" },
 	{ "pool", 1, OPT_POOL, "VMSCOPE_POOL" },
 	{ "rate-limit", 1, OPT_RATE, "VMSCOPE_RATE_LIMIT" },
@@ -80,15 +87,19 @@ void config_usage(FILE *out)
 	      "Every option --foo-bar may also be set as VMSCOPE_FOO_BAR in the environment.\n"
 	      "  --listen ADDR:PORT      listen address (default 127.0.0.1:8080)\n"
 	      "  --db CONNINFO           PostgreSQL conninfo or URI (required)\n"
-	      "  --token TOKEN           an ingest token (repeatable; env: whitespace-separated)\n"
-	      "  --tokens-file FILE      ingest tokens, one a line (# comments)\n"
+	      "  --token TOKEN           an ingest token (repeatable; env: whitespace-separated);\n"
+	      "                          prefer --tokens-file: arguments show in ps\n"
+	      "  --tokens-file FILE      ingest tokens, one a line (# comments), each optionally\n"
+	      "                          followed by name=NAME hosts=PATTERN,... new-hosts-per-hour=N\n"
 	      "  --db-tokens             start without --token: the database's tokens only\n"
 	      "                          (vmscope-server token add; they are always accepted)\n"
 	      "  --insecure-no-auth      accept ingest without a token (development only)\n"
-	      "  --read-token TOKEN      require this token for reads (API, /metrics)\n"
+	      "  --read-token-file FILE  require the token in FILE (first line) for reads (API,\n"
+	      "                          /metrics); --read-token TOKEN gives it directly (shows in ps)\n"
 	      "  --admin-token-file FILE the admin token (first line; # comments): needed to\n"
-	      "                          change overrides and forget hosts (off without it)\n"
-	      "                          and silences (without it: the read token, else open)\n"
+	      "                          change overrides, forget hosts and change silences\n"
+	      "                          (silences also take the read token; without either\n"
+	      "                          token every change is refused)\n"
 	      "  --web DIR               dashboard files (default " VMSCOPE_WEB_DIR ")\n"
 	      "  --schema DIR            SQL migrations (default " VMSCOPE_SCHEMA_DIR ")\n"
 	      "  --retention-days N      raw samples kept (default 30)\n"
@@ -98,9 +109,18 @@ void config_usage(FILE *out)
 	      "                          hold at once; past it ingest answers 503 + Retry-After\n"
 	      "                          (default 268435456)\n"
 	      "  --threads N             HTTP worker threads (default 96)\n"
-	      "  --max-connections N     concurrent connections (default 1024)\n"
-	      "  --timeout S             idle connection timeout, and the most a request's\n"
-	      "                          headers may take (slowloris), in seconds (default 30)\n"
+	      "  --max-connections N     concurrent connections (default: from the open-file\n"
+	      "                          limit); when full, the connection that has waited longest\n"
+	      "                          without completing a request is closed for the new one\n"
+	      "  --max-connections-per-address N  connections from one client address (default 0: no\n"
+	      "                          limit; agents behind one NAT address share it)\n"
+	      "  --timeout S             the most a request (headers and body) may take to arrive,\n"
+	      "                          and the idle keep-alive time, in seconds (default 30)\n"
+	      "  --allowed-hosts LIST    Host header names accepted (comma list, * wildcards); on a\n"
+	      "                          loopback address only loopback names are accepted without it\n"
+	      "  --max-new-names-per-host N   new metric names one host may bring in per hour\n"
+	      "                          (default 1000; 0: unlimited)\n"
+	      "  --max-new-names-per-token N  ... one ingest token (default 4000; 0: unlimited)\n"
 	      "  --pool N                database connections (default 8)\n"
 	      "  --rate-limit N          ingest requests per second per token (default 0: off)\n"
 	      "  --log-level LEVEL       debug, info, warn or error (default info)\n"
@@ -119,7 +139,8 @@ void config_usage(FILE *out)
 	      "  --regression-min-hosts N  releases (and the baseline) need N hosts (default 5)\n"
 	      "  --regression-stratify LABEL  compare within each value of this agent label\n"
 	      "  --help, --version\n"
-	      "Tokens kept in the database: vmscope-server token add|revoke|list --db CONNINFO\n", out);
+	      "Tokens kept in the database: vmscope-server token add|revoke|list --db CONNINFO\n"
+	      "  (token add NAME [--hosts PATTERN,...] [--new-hosts-per-hour N])\n", out);
 }
 
 static int set_str(char **dst, const char *v, char *err, size_t errlen)
@@ -160,30 +181,45 @@ static bool token_ok(const char *t)
 	return true;
 }
 
-static int add_token(struct server_config *c, const char *t, size_t len, const char *from,
-		     char *err, size_t errlen)
+static void token_def_release(struct token_def *d)
+{
+	if (d->token)
+		explicit_bzero(d->token, strlen(d->token));
+	free(d->token);
+	free(d->name);
+	free(d->hosts);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Appends t[0..len) with the scope in *scope (whose strings it takes;
+ * released on error). */
+static int add_token(struct server_config *c, const char *t, size_t len, struct token_def *scope,
+		     const char *from, char *err, size_t errlen)
 {
 	char *copy = strndup(t, len);
-	char **grown;
+	struct token_def *grown;
 
-	if (!copy)
+	if (!copy) {
+		token_def_release(scope);
 		return errf(err, errlen, "out of memory");
+	}
+	scope->token = copy;
 	if (!token_ok(copy)) {
-		free(copy);
+		token_def_release(scope);
 		return errf(err, errlen, "%s: a token must be %d to 512 printable characters "
 			    "without spaces", from, CONFIG_MIN_TOKEN_LEN);
 	}
 	if (c->ntokens >= CONFIG_MAX_TOKENS) {
-		free(copy);
+		token_def_release(scope);
 		return errf(err, errlen, "%s: at most %d tokens", from, CONFIG_MAX_TOKENS);
 	}
 	grown = realloc(c->tokens, (c->ntokens + 1) * sizeof(*grown));
 	if (!grown) {
-		free(copy);
+		token_def_release(scope);
 		return errf(err, errlen, "out of memory");
 	}
 	c->tokens = grown;
-	c->tokens[c->ntokens++] = copy;
+	c->tokens[c->ntokens++] = *scope;
 	return 0;
 }
 
@@ -208,49 +244,97 @@ static int add_token_list(struct server_config *c, const char *v, const char *fr
 	const char *start;
 	size_t len;
 
-	while (next_word(&v, &start, &len))
-		if (add_token(c, start, len, from, err, errlen) < 0)
+	while (next_word(&v, &start, &len)) {
+		struct token_def scope = { 0 };
+		if (add_token(c, start, len, &scope, from, err, errlen) < 0)
 			return -1;
+	}
 	return 0;
 }
 
+/* The scope words after a token in a tokens file (name=NAME,
+ * hosts=PATTERN,..., new-hosts-per-hour=N) into *d. */
+static int parse_scope_word(struct token_def *d, const char *w, size_t len, const char *from,
+			    char *err, size_t errlen)
+{
+	char buf[TOKEN_HOSTS_MAX + 32];
+
+	if (len >= sizeof(buf))
+		return errf(err, errlen, "%s: \"%.40s...\" is too long", from, w);
+	memcpy(buf, w, len);
+	buf[len] = '\0';
+	if (strncmp(buf, "name=", 5) == 0) {
+		if (!token_name_valid(buf + 5))
+			return errf(err, errlen, "%s: name: expected 1 to %d of A-Za-z0-9._-", from,
+				    TOKEN_NAME_MAX);
+		free(d->name);
+		return (d->name = strdup(buf + 5)) ? 0 : errf(err, errlen, "out of memory");
+	}
+	if (strncmp(buf, "hosts=", 6) == 0) {
+		if (!token_hosts_valid(buf + 6))
+			return errf(err, errlen, "%s: hosts: expected host name patterns (A-Za-z0-9._- "
+				    "with * and ?) separated by commas", from);
+		free(d->hosts);
+		return (d->hosts = strdup(buf + 6)) ? 0 : errf(err, errlen, "out of memory");
+	}
+	if (strncmp(buf, "new-hosts-per-hour=", 19) == 0) {
+		char *end;
+		errno = 0;
+		long x = strtol(buf + 19, &end, 10);
+		if (errno || end == buf + 19 || *end || x < 1 || x > TOKEN_NEW_HOSTS_MAX)
+			return errf(err, errlen, "%s: new-hosts-per-hour: expected an integer from 1 to %d",
+				    from, TOKEN_NEW_HOSTS_MAX);
+		d->new_hosts_per_hour = (uint32_t)x;
+		return 0;
+	}
+	return errf(err, errlen, "%s: unknown token option \"%.60s\" (expected name=, hosts= or "
+		    "new-hosts-per-hour=)", from, buf);
+}
+
+/* One token a line: TOKEN [name=NAME] [hosts=P,P] [new-hosts-per-hour=N]. */
 static int read_tokens_file(struct server_config *c, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
-	char line[1024], from[600];
+	char line[2048], from[600];
 	int lineno = 0, rc = 0;
 
 	if (!f)
 		return errf(err, errlen, "could not open tokens file %s: %s", path, strerror(errno));
 	while (rc == 0 && fgets(line, sizeof(line), f)) {
-		size_t n = strlen(line);
 		lineno++;
-		while (n && isspace((unsigned char)line[n - 1]))
-			line[--n] = '\0';
-		const char *t = line;
-		while (*t && isspace((unsigned char)*t))
-			t++;
-		if (!*t || *t == '#')
+		const char *p = line, *tok, *w;
+		size_t tlen, wlen;
+		if (!next_word(&p, &tok, &tlen) || *tok == '#')
 			continue;
 		snprintf(from, sizeof(from), "%.500s:%d", path, lineno);
-		rc = add_token(c, t, strlen(t), from, err, errlen);
+		struct token_def scope = { 0 };
+		while (rc == 0 && next_word(&p, &w, &wlen))
+			rc = parse_scope_word(&scope, w, wlen, from, err, errlen);
+		if (rc == 0 && !scope.name && !(scope.name = strdup(from)))
+			rc = errf(err, errlen, "out of memory");
+		if (rc == 0)
+			rc = add_token(c, tok, tlen, &scope, from, err, errlen);
+		else
+			token_def_release(&scope);
 	}
+	explicit_bzero(line, sizeof(line));
 	if (rc == 0 && ferror(f))
 		rc = errf(err, errlen, "could not read tokens file %s", path);
 	fclose(f);
 	return rc;
 }
 
-/* The admin token: the first line of FILE that is not blank or a comment.
- * A file (not a flag) so that the token never shows in `ps`. */
-static int read_admin_token(struct server_config *c, const char *path, char *err, size_t errlen)
+/* A secret from a file (the admin token, the read token): the first line
+ * of FILE that is not blank or a comment, into *dst. A file (not a flag) so
+ * that the token never shows in `ps`. what names it in messages. */
+static int read_secret_file(char **dst, const char *what, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
 	char line[1024];
 	int rc = -2;	/* -2: nothing found yet */
 
 	if (!f)
-		return errf(err, errlen, "could not open admin token file %s: %s", path, strerror(errno));
+		return errf(err, errlen, "could not open %s file %s: %s", what, path, strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
 		size_t n = strlen(line);
 		while (n && isspace((unsigned char)line[n - 1]))
@@ -261,14 +345,14 @@ static int read_admin_token(struct server_config *c, const char *path, char *err
 		if (!*t || *t == '#')
 			continue;
 		if (!token_ok(t))
-			rc = errf(err, errlen, "%s: the admin token must be %d to 512 printable "
-				  "characters without spaces", path, CONFIG_MIN_TOKEN_LEN);
+			rc = errf(err, errlen, "%s: the %s must be %d to 512 printable "
+				  "characters without spaces", path, what, CONFIG_MIN_TOKEN_LEN);
 		else
-			rc = set_str(&c->admin_token, t, err, errlen);
+			rc = set_str(dst, t, err, errlen);
 		break;
 	}
 	if (rc == -2)
-		rc = errf(err, errlen, "%s: no admin token in the file", path);
+		rc = errf(err, errlen, "%s: no %s in the file", path, what);
 	explicit_bzero(line, sizeof(line));
 	fclose(f);
 	return rc;
@@ -380,7 +464,27 @@ static int apply(struct server_config *c, const struct opt_def *o, const char *v
 	case OPT_SCHEMA: return set_str(&c->schema_dir, v, err, errlen);
 	case OPT_TLS_CERT: return set_str(&c->tls_cert, v, err, errlen);
 	case OPT_TLS_KEY: return set_str(&c->tls_key, v, err, errlen);
-	case OPT_ADMIN_TOKEN_FILE: return read_admin_token(c, v, err, errlen);
+	case OPT_ADMIN_TOKEN_FILE: return read_secret_file(&c->admin_token, "admin token", v, err, errlen);
+	case OPT_READ_TOKEN_FILE: return read_secret_file(&c->read_token, "read token", v, err, errlen);
+	case OPT_ALLOWED_HOSTS:
+		if (!config_allowed_hosts_valid(v))
+			return errf(err, errlen, "--allowed-hosts: expected host names or addresses "
+				    "(A-Za-z0-9.:- with * and ?) separated by commas");
+		return set_str(&c->allowed_hosts, v, err, errlen);
+	case OPT_MAX_CONN_PER_ADDR:
+		if (parse_long(o->name, v, 0, 1000000, &x, err, errlen) < 0)
+			return -1;
+		c->max_conn_per_addr = (int)x;
+		return 0;
+	case OPT_NEW_NAMES_HOST:
+	case OPT_NEW_NAMES_TOKEN:
+		if (parse_long(o->name, v, 0, 1000000, &x, err, errlen) < 0)
+			return -1;
+		if (o->id == OPT_NEW_NAMES_HOST)
+			c->new_names_per_host = (uint32_t)x;
+		else
+			c->new_names_per_token = (uint32_t)x;
+		return 0;
 	case OPT_RETENTION:
 		if (parse_long(o->name, v, 1, 36500, &x, err, errlen) < 0)
 			return -1;
@@ -481,8 +585,12 @@ int config_parse(struct server_config *c, int argc, char **argv, char *err, size
 	 * threads put twice as many requests in each group commit as 32 and
 	 * held 1.4x the rate (docs/scaling.md §1, "HTTP threads") */
 	c->threads = 96;
-	c->max_connections = 1024;
+	c->max_connections = 0;	/* from RLIMIT_NOFILE (http.c) */
 	c->timeout_s = 30;
+	/* a host brings ~300 names (~500 across kernels and cgroup
+	 * versions), and only the first host of a kernel brings them */
+	c->new_names_per_host = 1000;
+	c->new_names_per_token = 4000;
 	c->pool = 8;
 	c->log_level = LOG_INFO;
 	c->notify_resend_s = 60;
@@ -566,6 +674,15 @@ int config_check(const struct server_config *c, char *err, size_t errlen)
 		return errf(err, errlen, "no database: give --db CONNINFO or set VMSCOPE_DB");
 	if (!c->tls_cert != !c->tls_key)
 		return errf(err, errlen, "TLS needs both --tls-cert FILE and --tls-key FILE");
+	for (size_t i = 0; i < c->ntokens; i++) {
+		/* agents carry ingest tokens: one must never be an operator's */
+		if ((c->read_token && strcmp(c->tokens[i].token, c->read_token) == 0) ||
+		    (c->admin_token && strcmp(c->tokens[i].token, c->admin_token) == 0))
+			return errf(err, errlen, "an ingest token is also the read or admin token; "
+				    "give each its own");
+	}
+	if (c->admin_token && c->read_token && strcmp(c->admin_token, c->read_token) == 0)
+		return errf(err, errlen, "the admin token is also the read token; give each its own");
 	if (c->ntokens == 0 && !c->insecure_no_auth && !c->db_tokens)
 		return errf(err, errlen, "no ingest token: give --token TOKEN or --tokens-file FILE "
 			    "(or VMSCOPE_TOKEN / VMSCOPE_TOKENS_FILE), or --db-tokens to use only the tokens of "
@@ -579,9 +696,14 @@ void config_release(struct server_config *c)
 	free(c->listen);
 	free(c->db);
 	for (size_t i = 0; i < c->ntokens; i++)
-		free(c->tokens[i]);
+		token_def_release(&c->tokens[i]);
 	free(c->tokens);
+	free(c->allowed_hosts);
+	if (c->read_token)
+		explicit_bzero(c->read_token, strlen(c->read_token));
 	free(c->read_token);
+	if (c->admin_token)
+		explicit_bzero(c->admin_token, strlen(c->admin_token));
 	free(c->admin_token);
 	free(c->web_dir);
 	free(c->schema_dir);
@@ -593,6 +715,27 @@ void config_release(struct server_config *c)
 	free(c->public_url);
 	free(c->regression_stratify);
 	memset(c, 0, sizeof(*c));
+}
+
+bool config_allowed_hosts_valid(const char *s)
+{
+	size_t n = strlen(s), run = 0;
+
+	if (n == 0 || n > 4096)
+		return false;
+	for (size_t i = 0; i <= n; i++) {
+		char ch = s[i];
+		if (i == n || ch == ',') {
+			if (run == 0 || run > 253)
+				return false;
+			run = 0;
+		} else if (isalnum((unsigned char)ch) || strchr(".-_:*?", ch)) {
+			run++;
+		} else {
+			return false;
+		}
+	}
+	return true;
 }
 
 int config_split_listen(const char *listen, char *addr, size_t addrlen, unsigned *port)

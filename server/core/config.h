@@ -9,7 +9,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "token_scope.h"
 
 #define CONFIG_MAX_TOKENS 4096
 #define CONFIG_MIN_TOKEN_LEN 8
@@ -17,11 +20,11 @@
 struct server_config {
 	char *listen;		/* "ADDR:PORT" or "[V6ADDR]:PORT" */
 	char *db;		/* libpq conninfo */
-	char **tokens;		/* ingest tokens */
+	struct token_def *tokens;	/* ingest tokens with their names and scopes (owned) */
 	size_t ntokens;
 	bool insecure_no_auth;
 	bool db_tokens;		/* may start without static tokens (tokens.h) */
-	char *read_token;	/* NULL: reads are open */
+	char *read_token;	/* --read-token(-file); NULL: reads are open */
 	char *admin_token;	/* --admin-token-file; NULL: admin endpoints answer 403 */
 	char *web_dir;
 	char *schema_dir;
@@ -31,8 +34,12 @@ struct server_config {
 	size_t max_inflight;	/* bytes all requests' bodies and parses may hold
 				 * at once (membudget.h); default 256 MiB */
 	int threads;		/* MHD thread pool; default 96 */
-	int max_connections;	/* default 1024 */
-	int timeout_s;		/* idle connection timeout; default 30 */
+	int max_connections;	/* 0: from RLIMIT_NOFILE (http.c) */
+	int max_conn_per_addr;	/* per client address; 0: no limit */
+	char *allowed_hosts;	/* --allowed-hosts: comma list of Host names; NULL: see http_host.h */
+	int timeout_s;		/* a request's headers and body, and idle keep-alive; default 30 */
+	uint32_t new_names_per_host;	/* new metric names per host and hour; 0: unlimited */
+	uint32_t new_names_per_token;	/* ... per ingest token and hour */
 	int pool;		/* database connections; default 8 */
 	double rate_limit;	/* requests/s per ingest token; 0 = off */
 	int log_level;		/* enum log_level */
@@ -65,6 +72,11 @@ int config_check(const struct server_config *c, char *err, size_t errlen);
 void config_release(struct server_config *c);
 
 void config_usage(FILE *out);
+
+/* True when s is a valid --allowed-hosts list: names or addresses (IPv6
+ * without brackets) of A-Za-z0-9._:- with * and ? wildcards, separated by
+ * commas. */
+bool config_allowed_hosts_valid(const char *s);
 
 /* Splits "host:port" / "[v6]:port" into addr (a numeric address, buffer of
  * at least 64) and port. Returns 0 or -1 when malformed. ":8080" means all

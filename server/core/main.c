@@ -1,6 +1,7 @@
 /* main.c - vmscope-server: parse the configuration, start the background
  * thread (database, detector tick, retention) and the HTTP server, wait for
  * SIGINT/SIGTERM, then stop everything in reverse order and free it all. */
+#include "admit.h"
 #include "app.h"
 #include "background.h"
 #include "cgroup_rollup.h"
@@ -87,10 +88,11 @@ int main(int argc, char **argv)
 	app.engine = detect_engine_new();
 	app.rl = ratelimit_new(cfg.rate_limit, tokens_nkeys());
 	/* the ingest tokens are kept hashed; the plaintext is wiped */
-	app.tokens = tokens_new(cfg.tokens, cfg.ntokens, cfg.db);
+	app.tokens = tokens_new_defs(cfg.tokens, cfg.ntokens, cfg.db);
 	for (size_t i = 0; i < cfg.ntokens; i++)
-		explicit_bzero(cfg.tokens[i], strlen(cfg.tokens[i]));
-	if (!app.engine || !app.rl || !app.tokens) {
+		explicit_bzero(cfg.tokens[i].token, strlen(cfg.tokens[i].token));
+	app.admit = admit_new();
+	if (!app.engine || !app.rl || !app.tokens || !app.admit) {
 		fprintf(stderr, "vmscope-server: out of memory\n");
 		goto out;
 	}
@@ -109,8 +111,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vmscope-server: could not start the regression watch thread\n");
 		goto out;
 	}
-	notifier = notify_start(&app, err, sizeof(err));
-	if (!notifier) {
+	/* without receivers there is no notifier: the outbox's events wait for
+	 * a server that has some (several servers on one database) */
+	if (cfg.nwebhooks && !(notifier = notify_start(&app, err, sizeof(err)))) {
 		fprintf(stderr, "vmscope-server: %s\n", err);
 		goto out;
 	}
@@ -141,6 +144,7 @@ out:
 	detect_engine_free(app.engine);
 	ratelimit_free(app.rl);
 	tokens_free(app.tokens);
+	admit_free(app.admit);
 	config_release(&cfg);
 	if (rc == 0)
 		log_info("stopped");

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "dict.h"
+
 static const double lat_bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
 #define NBUCKETS (sizeof(lat_bounds) / sizeof(lat_bounds[0]))
 
@@ -21,6 +23,12 @@ static atomic_ullong notify_by[METRICS_NOTIFY_N];
 static const char *const notify_names[METRICS_NOTIFY_N] = {
 	"sent", "retry", "gave_up", "held_back", "resent", "resend_failed"
 };
+static atomic_ullong refused_by[METRICS_REFUSED_N];
+static const char *const refusal_names[METRICS_REFUSED_N] = {
+	"new_names_per_host", "new_names_per_token", "metric_names_full", "host_scope",
+	"new_hosts_per_token"
+};
+static atomic_ullong conn_evicted, conn_timed_out;
 
 void metrics_request(unsigned status)
 {
@@ -51,6 +59,22 @@ void metrics_ingest_busy(void)
 	atomic_fetch_add(&requests_busy, 1);
 }
 
+void metrics_ingest_refusal(enum metrics_refusal why)
+{
+	if ((unsigned)why < METRICS_REFUSED_N)
+		atomic_fetch_add(&refused_by[why], 1);
+}
+
+void metrics_conn_evicted(void)
+{
+	atomic_fetch_add(&conn_evicted, 1);
+}
+
+void metrics_conn_timed_out(void)
+{
+	atomic_fetch_add(&conn_timed_out, 1);
+}
+
 void metrics_db_error(void)
 {
 	atomic_fetch_add(&db_errors, 1);
@@ -66,6 +90,10 @@ void metrics_reset(void)
 {
 	for (size_t i = 0; i < METRICS_NOTIFY_N; i++)
 		atomic_store(&notify_by[i], 0);
+	for (size_t i = 0; i < METRICS_REFUSED_N; i++)
+		atomic_store(&refused_by[i], 0);
+	atomic_store(&conn_evicted, 0);
+	atomic_store(&conn_timed_out, 0);
 	for (size_t i = 0; i < 600; i++)
 		atomic_store(&req_by_status[i], 0);
 	for (size_t i = 0; i <= NBUCKETS; i++)
@@ -142,6 +170,27 @@ char *metrics_render(bool db_up, size_t *len)
 	put(&o, "# HELP vmscope_ingest_requests_refused_total Ingest requests refused with 400.\n"
 		"# TYPE vmscope_ingest_requests_refused_total counter\n"
 		"vmscope_ingest_requests_refused_total %llu\n", atomic_load(&requests_refused));
+	put(&o, "# HELP vmscope_ingest_refusals_total Ingest requests refused for what their token "
+		"may bring in: new metric names per host or token and hour, a full name dictionary, "
+		"a host outside the token's patterns, new hosts per token and hour.\n"
+		"# TYPE vmscope_ingest_refusals_total counter\n");
+	for (size_t i = 0; i < METRICS_REFUSED_N; i++)
+		put(&o, "vmscope_ingest_refusals_total{reason=\"%s\"} %llu\n", refusal_names[i],
+		    atomic_load(&refused_by[i]));
+	put(&o, "# HELP vmscope_metric_names Metric names in the server's dictionary; at "
+		"vmscope_metric_names_max a sample bringing a new name is refused (metric_names_full).\n"
+		"# TYPE vmscope_metric_names gauge\n"
+		"vmscope_metric_names %u\n"
+		"# HELP vmscope_metric_names_max The dictionary's capacity.\n"
+		"# TYPE vmscope_metric_names_max gauge\n"
+		"vmscope_metric_names_max %u\n", (unsigned)dict_count(), (unsigned)DICT_MAX_NAMES);
+	put(&o, "# HELP vmscope_http_connections_closed_total Connections the server closed: "
+		"evicted (the oldest waiting one, for a new one past --max-connections) or timeout "
+		"(a request not in within --timeout).\n"
+		"# TYPE vmscope_http_connections_closed_total counter\n"
+		"vmscope_http_connections_closed_total{reason=\"evicted\"} %llu\n"
+		"vmscope_http_connections_closed_total{reason=\"timeout\"} %llu\n",
+		atomic_load(&conn_evicted), atomic_load(&conn_timed_out));
 	put(&o, "# HELP vmscope_ingest_requests_busy_total Ingest requests answered 503 because "
 		"--max-inflight-bytes was held by other requests.\n"
 		"# TYPE vmscope_ingest_requests_busy_total counter\n"

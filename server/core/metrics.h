@@ -18,6 +18,23 @@ void metrics_ingest_refused(void);
 /* An ingest request refused 503 for the in-flight byte budget. */
 void metrics_ingest_busy(void);
 
+/* Why an ingest request was refused by what its token may bring in
+ * (ingest.c, admit.h), beyond a malformed body. */
+enum metrics_refusal {
+	METRICS_REFUSED_NEW_NAMES_HOST,		/* 400: --max-new-names-per-host */
+	METRICS_REFUSED_NEW_NAMES_TOKEN,	/* 400: --max-new-names-per-token */
+	METRICS_REFUSED_NAMES_FULL,		/* 400: the metric-name dictionary is full */
+	METRICS_REFUSED_HOST_SCOPE,		/* 403: a host outside the token's patterns */
+	METRICS_REFUSED_NEW_HOSTS,		/* 429: the token's new-hosts-per-hour */
+	METRICS_REFUSED_N
+};
+void metrics_ingest_refusal(enum metrics_refusal why);
+
+/* Connections the server closed: for a newer one when --max-connections
+ * was reached, and for a request not in within --timeout. */
+void metrics_conn_evicted(void);
+void metrics_conn_timed_out(void);
+
 /* A database error answered with 503 or 500. */
 void metrics_db_error(void);
 

@@ -34,7 +34,7 @@ int body_append(struct body *b, const char *data, size_t len)
 		if (cap > b->limit + 1)
 			cap = b->limit + 1;
 		size_t need = (cap - b->cap) * b->per_byte;
-		if (!membudget_take(b->mb, need, b->held))
+		if (!membudget_take(b->mb, need, b->held + b->also_held))
 			return BODY_EBUSY;
 		char *grown = realloc(b->buf, cap);
 		if (!grown) {
@@ -94,6 +94,8 @@ int body_gunzip(const char *in, size_t inlen, struct body *out)
 	z_stream zs;
 	unsigned char chunk[16384];
 	int rc, ret = BODY_OK;
+	bool busy = false;	/* the budget refused: count the rest, keep nothing */
+	size_t total = 0;
 
 	memset(&zs, 0, sizeof(zs));
 	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)	/* 16: gzip wrapper only */
@@ -111,9 +113,17 @@ int body_gunzip(const char *in, size_t inlen, struct body *out)
 		zs.avail_out = sizeof(chunk);
 		rc = inflate(&zs, Z_NO_FLUSH);
 		size_t got = sizeof(chunk) - zs.avail_out;
-		if (got) {
+		total += got;
+		if (busy && total > out->limit) {
+			ret = BODY_ETOOBIG;
+			out->too_big = true;
+			break;
+		}
+		if (got && !busy) {
 			ret = body_append(out, (const char *)chunk, got);
-			if (ret != BODY_OK)
+			if (ret == BODY_EBUSY)
+				busy = true;
+			else if (ret != BODY_OK)
 				break;
 		}
 		if (rc == Z_STREAM_END) {

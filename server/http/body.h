@@ -34,6 +34,9 @@ struct body {
 	struct membudget *mb;	/* not owned; NULL: no budget */
 	size_t per_byte;	/* bytes reserved per byte of capacity */
 	size_t held;		/* bytes reserved from mb (cap * per_byte) */
+	size_t also_held;	/* bytes the same request holds in another body (the
+				 * compressed copy of an inflated one): a request
+				 * alone in the budget may grow even past it */
 };
 
 /* A body with no budget (small admin bodies). */
@@ -63,9 +66,12 @@ int body_encoding(const char *value);
 
 /* Inflates a gzip stream in[0..inlen) into out (body_init'ed by the caller
  * with the limit and budget; NUL-terminated like any body), refusing with
- * BODY_ETOOBIG as soon as the output would exceed out's limit, BODY_EBUSY
- * when the budget refuses, BODY_ECORRUPT for bad, truncated or trailing
- * data. The caller body_release's out in every case. */
+ * BODY_ETOOBIG as soon as the output would exceed out's limit,
+ * BODY_ECORRUPT for bad, truncated or trailing data, and BODY_EBUSY when
+ * the budget refuses room for a body that is within the limit: a body
+ * over it gets BODY_ETOOBIG whatever the budget (the rest is inflated and
+ * counted, not kept), so that it is not retried forever. The caller
+ * body_release's out in every case. */
 int body_gunzip(const char *in, size_t inlen, struct body *out);
 
 #endif

@@ -1,10 +1,13 @@
 /* http.c - libmicrohttpd daemon, routing, auth and request logging (see http.h).
  *
- * libmicrohttpd calls on_request several times per request: once when the
- * headers are in (we create struct request then and answer everything but
- * an ingest upload right away), then once per chunk of upload data, then
- * once with no data (the ingest is processed then). on_completed runs when
- * the request is done, answered or not, and frees it. */
+ * libmicrohttpd calls on_uri when a request line is in (struct request is
+ * created there, with what only the raw request line shows: its length and
+ * an encoded '/'), then on_request several times: once when the headers
+ * are in (the request's checks run then, and everything but an upload is
+ * answered right away or on the next call), then once per chunk of upload
+ * data, then once with no data (the upload is processed then).
+ * on_completed runs when the request is done, answered or not, and frees
+ * it. */
 #include "http.h"
 #include "api_export.h"
 #include "api_compare.h"
@@ -16,6 +19,7 @@
 #include "api_silence.h"
 #include "auth.h"
 #include "conn_watch.h"
+#include "host_allow.h"
 #include "ingest.h"
 #include "log.h"
 #include "metrics.h"
@@ -30,13 +34,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 
+/* Requests whose request line or headers are larger get 414 / 431 from
+ * here, as JSON, before libmicrohttpd's own limit (its memory pool of
+ * HTTP_CONN_MEMORY per connection) answers them with its HTML page. */
+#define HTTP_URL_MAX (8 * 1024)
+#define HTTP_HEADERS_MAX (32 * 1024)
+#define HTTP_CONN_MEMORY (64 * 1024)
+/* The default --max-connections: the open-file limit less what the server
+ * needs besides connections (an epoll descriptor per thread, the database
+ * pool, files), at most this many (each connection may take up to
+ * HTTP_CONN_MEMORY). */
+#define HTTP_DEFAULT_CONN_CAP 16384
+#define HTTP_FD_RESERVE 64
+
 struct http_server {
 	struct MHD_Daemon *d;
+	struct app *app;
+	struct host_allow hosts;	/* the Host header allow-list */
 	struct tls_pem pem;	/* --tls-cert / --tls-key, kept while d runs */
-	struct conn_watch *watch; /* header deadlines (slowloris) */
+	struct conn_watch *watch; /* request deadlines and the connection limit */
 };
 
 static int64_t mono_us(void)
@@ -167,27 +187,80 @@ static const struct upload *upload_of(const struct request *rq)
 	}
 }
 
+/* A request line is in: the request starts here, with what only the raw
+ * line shows (libmicrohttpd decodes the path before on_request sees it). */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct http_server *srv = cls;
+	struct request *rq = calloc(1, sizeof(*rq));
+
+	if (!rq)
+		return NULL;
+	rq->app = srv->app;
+	rq->conn = conn;
+	rq->t0_us = mono_us();
+	size_t plen = strcspn(uri, "?");
+	rq->raw_len = strlen(uri);
+	rq->encoded_slash = memmem(uri, plen, "%2F", 3) || memmem(uri, plen, "%2f", 3);
+	return rq;
+}
+
+/* The checks every request passes when its headers are in, before it is
+ * routed. Returns true to go on; otherwise the answer is queued. */
+static bool request_ok(struct http_server *srv, struct request *rq, const char *version)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(rq->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+	const char *host = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Host");
+
+	if (rq->raw_len > HTTP_URL_MAX) {
+		respond_error(rq, 414, "request URI too long", NULL, "at most 8192 bytes");
+		return false;
+	}
+	if (ci && ci->header_size > HTTP_HEADERS_MAX) {
+		respond_error(rq, 431, "request headers too large", NULL, "at most 32768 bytes");
+		return false;
+	}
+	if (!host && strcmp(version, MHD_HTTP_VERSION_1_0) != 0) {
+		/* HTTP/1.1 requires Host (RFC 9112 3.2); only 1.0 may go without */
+		respond_error(rq, 400, "missing Host header", NULL, "HTTP/1.1 requests carry a Host header");
+		return false;
+	}
+	if (!host_allow_ok(&srv->hosts, host)) {
+		char *shown = respond_sanitize(host);
+		respond_error(rq, 421, "this server does not answer to this host name", shown,
+			      srv->hosts.loopback ?
+			      "a server on a loopback address answers localhost and loopback "
+			      "addresses; add names with --allowed-hosts" :
+			      "the names this server answers are set with --allowed-hosts");
+		free(shown);
+		return false;
+	}
+	if (rq->encoded_slash) {
+		/* a %2F names no endpoint and no file: no path segment holds a '/' */
+		respond_error(rq, 404, "no such endpoint", rq->path, "a path segment cannot hold %2F");
+		return false;
+	}
+	return true;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size, void **con_cls)
 {
-	struct app *app = cls;
+	struct http_server *srv = cls;
 	struct request *rq = *con_cls;
 
-	(void)version;
-	if (!rq) {
-		rq = calloc(1, sizeof(*rq));
-		if (!rq)
+	if (!rq || !rq->method) {
+		if (!rq && !(rq = on_uri(srv, "", conn)))
 			return MHD_NO;
-		rq->app = app;
-		rq->conn = conn;
 		rq->method = method;
-		rq->t0_us = mono_us();
 		rq->path = strdup(url);
 		*con_cls = rq;
-		conn_watch_request_begins(conn);
 		if (!rq->path)
 			return MHD_NO;
+		if (!request_ok(srv, rq, version))
+			return rq->answered ? MHD_YES : MHD_NO;
 		route_match(url, &rq->route);
 		const struct upload *up = upload_of(rq);
 		if (up)
@@ -204,6 +277,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		}
 		return dispatch(rq);
 	}
+	if (*upload_data_size == 0)
+		conn_watch_request_received(conn);	/* whole: its deadline ends */
 	if (rq->deferred) {
 		if (*upload_data_size) {	/* a GET with a body: ignored */
 			*upload_data_size = 0;
@@ -243,10 +318,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	/* the decoded path may hold control characters: never let a client
 	 * write its own log lines */
 	char *shown = rq->path ? respond_sanitize(rq->path) : NULL;
+	const char *method = rq->method ? rq->method : "-";	/* refused by libmicrohttpd */
 	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
-		log_info("%s %s %u %.1fms", rq->method, shown ? shown : "?", rq->status, ms);
+		log_info("%s %s %u %.1fms", method, shown ? shown : "?", rq->status, ms);
 	else
-		log_info("%s %s %u %.1fms (connection ended early: %d)", rq->method,
+		log_info("%s %s %u %.1fms (connection ended early: %d)", method,
 			 shown ? shown : "?", rq->status, ms, (int)toe);
 	free(shown);
 	body_release(&rq->body);
@@ -272,6 +348,60 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 	while (n && line[n - 1] == '\n')
 		line[--n] = '\0';
 	log_debug("libmicrohttpd: %s", line);
+}
+
+/* True for 127.0.0.0/8 and ::1. */
+static bool addr_is_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss->ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+	return false;
+}
+
+/* The connection limit: --max-connections, or by default the open-file
+ * limit less a reserve. The soft limit is raised to the hard one first
+ * (as far as needed) so that a default systemd or shell limit of 1024
+ * does not cap a server the operator allowed more. *mhd_limit gets the
+ * bound given to libmicrohttpd, well above ours: ours is kept by closing a
+ * waiting connection once a new one is accepted (conn_watch.c), and
+ * libmicrohttpd divides its bound among its threads and refuses a
+ * connection on a thread whose share is full, closing sockets included;
+ * its bound only keeps the descriptors within the open-file limit. */
+static unsigned conn_limit(const struct server_config *cfg, unsigned *mhd_limit)
+{
+	struct rlimit rl;
+	rlim_t reserve = (rlim_t)cfg->threads + (rlim_t)cfg->pool + HTTP_FD_RESERVE;
+	unsigned max = cfg->max_connections > 0 ? (unsigned)cfg->max_connections : HTTP_DEFAULT_CONN_CAP;
+	rlim_t mhd = (rlim_t)max * 2 + (rlim_t)cfg->threads * 8;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < mhd + reserve) {
+			rlim_t old = rl.rlim_cur;
+			rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > mhd + reserve ?
+				      mhd + reserve : rl.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+				rl.rlim_cur = old;
+		}
+		if (rl.rlim_cur != RLIM_INFINITY) {
+			rlim_t avail = rl.rlim_cur > reserve + 64 ? rl.rlim_cur - reserve : 64;
+			if (cfg->max_connections <= 0) {
+				/* room for the connections being closed for new ones */
+				max = (unsigned)(avail - avail / 8);
+				if (max > HTTP_DEFAULT_CONN_CAP)
+					max = HTTP_DEFAULT_CONN_CAP;
+			} else if ((rlim_t)max > avail) {
+				log_warn("--max-connections %u is more than the open-file limit allows (%llu "
+					 "descriptors); raise it (ulimit -n, LimitNOFILE=)", max,
+					 (unsigned long long)rl.rlim_cur);
+			}
+			if (mhd > avail)
+				mhd = avail > max ? avail : max;
+		}
+	}
+	*mhd_limit = (unsigned)mhd;
+	return max;
 }
 
 struct http_server *http_start(struct app *app, char *err, size_t errlen)
@@ -324,6 +454,8 @@ struct http_server *http_start(struct app *app, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	srv->app = app;
+	host_allow_init(&srv->hosts, addr_is_loopback(&ss), cfg->allowed_hosts);
 	/* HTTPS: the PEM text goes to libmicrohttpd's GnuTLS through an option
 	 * array, which is empty (MHD_OPTION_END only) for plain HTTP */
 	struct MHD_OptionItem tls_opts[3] = { { MHD_OPTION_END, 0, NULL } };
@@ -342,21 +474,24 @@ struct http_server *http_start(struct app *app, char *err, size_t errlen)
 		tls_opts[2] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 		flags |= MHD_USE_TLS;
 	}
-	srv->watch = cfg->timeout_s > 0 ? conn_watch_start((unsigned)cfg->timeout_s) : NULL;
-	if (cfg->timeout_s > 0 && !srv->watch) {
+	unsigned mhd_limit, max_conn = conn_limit(cfg, &mhd_limit);
+	srv->watch = conn_watch_start((unsigned)cfg->timeout_s, max_conn);
+	if (!srv->watch) {
 		snprintf(err, errlen, "could not start a thread");
 		tls_pem_release(&srv->pem);
 		free(srv);
 		return NULL;
 	}
 	srv->d = MHD_start_daemon(
-		flags, (uint16_t)port, NULL, NULL, on_request, app,
+		flags, (uint16_t)port, NULL, NULL, on_request, srv,
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)cfg->threads,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->max_connections,
+		MHD_OPTION_CONNECTION_LIMIT, mhd_limit,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)cfg->max_conn_per_addr,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->timeout_s,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
+		MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, app,
 		MHD_OPTION_NOTIFY_CONNECTION, conn_watch_notify, srv->watch,
 		MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, NULL,
@@ -372,6 +507,9 @@ struct http_server *http_start(struct app *app, char *err, size_t errlen)
 		free(srv);
 		return NULL;
 	}
+	log_info("at most %u connections%s%s", max_conn,
+		 cfg->max_conn_per_addr > 0 ? ", per client address " : "",
+		 cfg->max_conn_per_addr > 0 ? "limited" : "");
 	return srv;
 }
 

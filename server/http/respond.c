@@ -16,7 +16,13 @@ enum MHD_Result respond_queue(struct request *rq, unsigned status, struct MHD_Re
 
 	if (!resp)
 		return MHD_NO;
+	/* on every answer, so that no page or JSON of this server can be
+	 * framed (clickjacking of the dashboard's silence buttons), run
+	 * another site's script or leak its URL (a ?token=) as a Referer */
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(resp, "Content-Security-Policy", RESPOND_CSP);
+	MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
 	r = MHD_queue_response(rq->conn, status, resp);
 	MHD_destroy_response(resp);
 	if (r == MHD_YES) {

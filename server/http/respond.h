@@ -12,6 +12,13 @@
 
 #include "app.h"
 
+/* The Content-Security-Policy of every answer: scripts, styles, images
+ * and API calls from this server only (style attributes set by uPlot and
+ * the views need 'unsafe-inline' for styles), no plugins, no framing. */
+#define RESPOND_CSP "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " \
+	"img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; " \
+	"form-action 'self'; frame-ancestors 'none'"
+
 /* Answers status with body serialised; steals the reference. A NULL body
  * (allocation failed upstream) becomes a 500. */
 enum MHD_Result respond_json(struct request *rq, unsigned status, json_t *body);

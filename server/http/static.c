@@ -65,8 +65,8 @@ bool static_path_ok(const char *path)
 		size_t len = slash ? (size_t)(slash - p) : strlen(p);
 		if (len == 0 && slash)
 			return false;	/* "//" */
-		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
-			return false;
+		if (len && p[0] == '.')
+			return false;	/* ".", "..", and dotfiles (.git, .env, .htpasswd) */
 		p += len;
 		if (*p == '/')
 			p++;
@@ -235,6 +235,9 @@ enum MHD_Result static_serve(struct request *rq)
 		return not_found(rq);
 	size_t dl = strlen(real_dir);
 	if (strncmp(real_file, real_dir, dl) != 0 || (real_file[dl] != '/' && real_file[dl] != '\0'))
+		return not_found(rq);
+	/* nor through a link to a dotfile inside it */
+	if (real_file[dl] && !static_path_ok(real_file + dl))
 		return not_found(rq);
 	fd = open(real_file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

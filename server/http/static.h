@@ -18,8 +18,8 @@ enum MHD_Result static_serve(struct request *rq);
 const char *static_mime(const char *name);
 
 /* True when path (URL-decoded, starting with '/') may name a file under
- * the web directory: no "." or ".." components, no empty components, no
- * backslash or control characters, at most 1024 bytes. */
+ * the web directory: no component starting with "." (".", "..", dotfiles), no
+ * empty components, no backslash or control characters, at most 1024 bytes. */
 bool static_path_ok(const char *path);
 
 /* True when an Accept-Encoding value (NULL: absent) accepts gzip. */

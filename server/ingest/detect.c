@@ -27,8 +27,20 @@
 #include "alert_store.h"
 #include "detect_engine.h"
 #include "liveness.h"
-#include "timeparse.h"
+#include "log.h"
 #include "overrides_store.h"
+#include "timeparse.h"
+
+/* A state more than this ahead of the server's clock was anchored by a
+ * sample from the future (a wrong clock, up to INGEST_MAX_SKEW_MS ahead,
+ * or a forged one): the first sample behind it that is not itself that far
+ * ahead re-anchors the host's detectors instead of waiting behind it
+ * (CONTRACT.md §2). NTP keeps honest agents' clocks within a second; any
+ * more room is time one forged sample hides a host's samples behind it
+ * (a thrash of 100 s behind a sample 110 s ahead raised no alert). A host
+ * whose clock is further ahead than this is never re-anchored: its own
+ * samples are that far ahead too. */
+#define DETECT_AHEAD_MS (5 * 1000)
 
 /* The overrides as last read, shared by the transactions that use them. */
 struct ovr_cached {
@@ -161,6 +173,13 @@ static int feed_host(struct detect_engine *eng, PGconn *conn, const struct sampl
 		}
 	}
 	for (size_t i = from; i < to; i++) {
+		int64_t last = det_host_last_ts(h), ts = fresh[i]->ts_ms;
+		if (ts <= last && last > now_ms + DETECT_AHEAD_MS && ts <= now_ms + DETECT_AHEAD_MS) {
+			log_warn("detectors of %s: their state was %lld s ahead of the server's clock "
+				 "(a sample from the future); re-anchored on the samples arriving now",
+				 host, (long long)((last - now_ms) / 1000));
+			det_host_reanchor(h, ts);
+		}
 		int r = det_host_feed_tuned(h, fresh[i], ovr, emit_sql, &ec);
 		if (r < 0) {
 			if (!err[0])

@@ -1,7 +1,9 @@
 /* ingest.c - POST /api/v1/samples (see ingest.h). */
 #include "ingest.h"
+#include "admit.h"
 #include "auth.h"
 #include "detect.h"
+#include "dict.h"
 #include "log.h"
 #include "membudget.h"
 #include "metrics.h"
@@ -144,6 +146,13 @@ int ingest_parse(const char *buf, size_t len, int64_t now_ms, int64_t oldest_ms,
 	return 0;
 }
 
+/* The detail of a 413: the limit, in bytes. */
+static const char *limit_detail(const struct request *rq, char *buf, size_t len)
+{
+	snprintf(buf, len, "at most %zu bytes (--max-body)", rq->app->cfg->max_body);
+	return buf;
+}
+
 /* Refuses the request before its body. libmicrohttpd closes a connection
  * whose upload it did not read, and a client still sending then gets a
  * reset that can swallow the answer; so a body of at most
@@ -154,8 +163,10 @@ static enum MHD_Result refuse_upto(struct request *rq, size_t drain_max, unsigne
 {
 	const char *cl = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Content-Length");
 
+	char d[96];
 	if (body_check_content_length(cl, drain_max) != BODY_OK)
-		return respond_error(rq, status, error, NULL, hint);
+		return respond_error(rq, status, error, status == 413 ? limit_detail(rq, d, sizeof(d)) : NULL,
+				     hint);
 	rq->drain_max = drain_max;
 	rq->refuse_status = status;
 	rq->refuse_error = error;
@@ -176,11 +187,14 @@ enum MHD_Result ingest_begin(struct request *rq)
 	size_t key = 0;
 	int retry;
 
-	if (!cfg->insecure_no_auth) {
+	if (cfg->insecure_no_auth) {
+		/* one unscoped pseudo-token: budgets still apply to it */
+		snprintf(rq->grant.name, sizeof(rq->grant.name), "%s", "(no auth)");
+	} else {
 		size_t len = 0;
 		const char *tok = auth_bearer(
 			MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Authorization"), &len);
-		int idx = tok ? tokens_check(app->tokens, tok, len, time_now_ms()) : -1;
+		int idx = tok ? tokens_check_grant(app->tokens, tok, len, time_now_ms(), &rq->grant) : -1;
 		if (idx < 0) {
 			rq->www_authenticate = true;
 			return refuse(rq, 401, tok ? "wrong ingest token" : "missing ingest token",
@@ -322,20 +336,28 @@ enum MHD_Result ingest_finish(struct request *rq)
 	struct body inflated;
 	struct ingest_batch b;
 	struct ingest_error e;
+	struct dict_stage stage;
+	struct admit_refusal ar;
+	struct admit_taken took;
+	const struct admit_limits lim = { app->cfg->new_names_per_host, app->cfg->new_names_per_token };
 	char err[512] = "";
 	size_t nfresh = 0;
 	enum MHD_Result r;
 	double t0 = mono_s();
 
+	char d[96];
 	if (rq->refuse_status)
-		return respond_error(rq, rq->refuse_status, rq->refuse_error, NULL, rq->refuse_hint);
+		return respond_error(rq, rq->refuse_status, rq->refuse_error,
+				     rq->refuse_status == 413 ? limit_detail(rq, d, sizeof(d)) : NULL,
+				     rq->refuse_hint);
 	if (rq->body.too_big)
-		return respond_error(rq, 413, "request body too large", NULL,
+		return respond_error(rq, 413, "request body too large", limit_detail(rq, d, sizeof(d)),
 				     "split the batch; the server takes at most --max-body bytes");
 	if (!st)
 		return respond_unavailable(rq);
 	body_init_budget(&inflated, app->cfg->max_body, app->inflight,
 			 1 + INGEST_PARSE_BYTES_PER_BYTE);
+	inflated.also_held = rq->body.held;	/* one request, two buffers */
 	if (rq->encoding == 1) {
 		int zrc = body_gunzip(buf, len, &inflated);
 		if (zrc != BODY_OK)
@@ -348,7 +370,8 @@ enum MHD_Result ingest_finish(struct request *rq)
 			body_release(&rq->body);
 			break;
 		case BODY_ETOOBIG:
-			return respond_error(rq, 413, "request body too large once inflated", NULL,
+			return respond_error(rq, 413, "request body too large once inflated",
+					     limit_detail(rq, d, sizeof(d)),
 					     "split the batch; the server takes at most --max-body "
 					     "bytes after decompression");
 		case BODY_ECORRUPT:
@@ -361,8 +384,13 @@ enum MHD_Result ingest_finish(struct request *rq)
 		}
 	}
 	int64_t now = time_now_ms();
+	/* names the server has not seen are held in the stage until the
+	 * request is admitted (admit.h): a refused one leaves none behind */
+	dict_stage_init(&stage, DICT_MAX_NAMES - dict_count());
+	dict_stage_begin(&stage);
 	int prc = ingest_parse(buf, len, now, store_oldest_accepted_ms(st, now),
 			       app->cfg->retention_days, &b, &e);
+	dict_stage_end();
 	body_release(&inflated);
 	if (prc == 0)
 		/* the samples own their memory: the body and its reservation
@@ -372,13 +400,32 @@ enum MHD_Result ingest_finish(struct request *rq)
 		body_release(&rq->body);
 	if (prc < 0) {
 		metrics_ingest_refused();
-		if (e.time_host[0])
+		if (e.time_host[0] && admit_may_record(app->admit, st, &rq->grant, e.time_host))
 			note_refused(st, &e, now);
 		trim_after(len);
+		if (stage.over) {
+			admit_refuse_overflow(&lim, &rq->grant, &stage, e.error, &ar);
+			dict_stage_release(&stage);
+			return respond_error(rq, ar.status, ar.error, ar.detail, ar.hint);
+		}
+		dict_stage_release(&stage);
 		return respond_error(rq, e.status ? e.status : 400, e.error, e.detail, e.hint);
+	}
+	int arc = admit_batch(app->admit, &lim, st, &rq->grant, &b, &stage, &took, &ar);
+	dict_stage_release(&stage);
+	if (arc < 0) {
+		if (ar.status == 400)
+			metrics_ingest_refused();
+		ingest_batch_release(&b);
+		trim_after(len);
+		rq->retry_after = ar.retry_after;
+		return respond_error(rq, ar.status, ar.error, ar.detail[0] ? ar.detail : NULL,
+				     ar.hint[0] ? ar.hint : NULL);
 	}
 	struct store_tx_hook hook = { detect_store_hook, app->engine, true, detect_hosts_heard };
 	int rc = b.n ? store_put_samples(st, b.s, b.n, &hook, &nfresh, err, sizeof(err)) : STORE_OK;
+	if (rc != STORE_OK)
+		admit_refund(app->admit, &took);
 	if (rc == STORE_EUNAVAIL) {
 		r = unavailable(rq, err);
 	} else if (rc != STORE_OK) {
@@ -386,6 +433,7 @@ enum MHD_Result ingest_finish(struct request *rq)
 			metrics_ingest_refused();
 		r = respond_store_error(rq, rc, err);
 	} else {
+		admit_stored(app->admit, &rq->grant, &b);
 		metrics_ingest_ok(b.n, nfresh, mono_s() - t0);
 		/* duplicates: a (host, ts) stored already; the stored sample
 		 * stands (a re-post, or a sample taken after a clock step) */

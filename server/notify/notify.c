@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,14 +28,35 @@
 #define ALERT_COLS "a.id, a.host, a.cgroup, a.kind, a.severity, a.state, " MS_FROM_TS("a.started_at") \
 	", " MS_FROM_TS("a.opened_at") ", " MS_FROM_TS("a.ended_at") ", a.summary, a.evidence::text, a.subject"
 #define ALERT_NCOLS 12
-#define RESEND_CHUNK 500
+/* Whether an open event of the row's alert before it was not held back
+ * (a resolve or escalate without one is held back too), and the join the
+ * outbox queries read it from. */
+#define OPEN_SENT_SQL "EXISTS (SELECT 1 FROM notify_outbox p WHERE p.alert_id = a.id " \
+	"AND p.event = 'open' AND NOT p.suppressed AND p.id < o.id)"
+#define OUTBOX_FROM_SQL "FROM notify_outbox o JOIN alerts a ON a.id = o.alert_id "
+#define RESEND_CHUNK 500		/* alerts in one Alertmanager re-send */
+#define RESEND_MAX_ALERTS_STR "10000"	/* open alerts re-sent at most */
+#define RESEND_MAX_CHUNKS 20		/* 10000 / RESEND_CHUNK */
 
-/* A receiver and its retry state: fails counts the failed attempts of the
- * event it is stuck on; nothing goes to it before next_ms. */
+/* What a receiver's one transfer is doing. */
+enum job { JOB_NONE, JOB_EVENT, JOB_RESEND };
+
+/* A receiver, its retry state and its transfer: fails counts the failed
+ * attempts of the event it is stuck on; nothing goes to it before next_ms.
+ * Each receiver has at most one transfer running, so its events go out in
+ * order, and its own time limit, so a receiver that hangs holds up no
+ * other (notify_http.h). */
 struct rstate {
 	struct notify_receiver r;
 	int fails;
 	int64_t next_ms;
+	struct notify_http *http;
+	enum job job;
+	int64_t ev;			/* JOB_EVENT: the outbox row */
+	char what[160];			/* JOB_EVENT: "open thrash of db-07 /x (alert 17, event 42)" */
+	char *resend[RESEND_MAX_CHUNKS];	/* Alertmanager re-sends waiting, owned bodies */
+	size_t nresend;
+	size_t resend_count[RESEND_MAX_CHUNKS];	/* alerts in each */
 };
 
 struct notify {
@@ -44,13 +64,14 @@ struct notify {
 	struct rstate rs[NOTIFY_MAX_RECEIVERS];
 	size_t nr;
 	char *public_url;
-	struct notify_http *http;
+	CURLM *multi;
 	pthread_t thread;
 	int wake[2];		/* a byte on wake[1] ends the thread's wait */
 	atomic_bool stopping;
 	PGconn *conn;		/* own connection: LISTEN and the advisory lock */
 	bool leader;
-	int64_t next_resend_ms, next_gc_ms;
+	bool dirty;		/* something changed: look at the outbox again now */
+	int64_t next_resend_ms, next_gc_ms, next_look_ms;
 	uint64_t rnd;		/* xorshift state for the jitter */
 };
 
@@ -209,6 +230,8 @@ static char *build_body(struct notify *n, const struct rstate *rs, const struct 
 	if (rs->r.format == NOTIFY_ALERTMANAGER) {
 		json_t *one = notify_am_alert(a, am_ends_ms(n), n->public_url);
 		j = one ? json_pack("[o]", one) : NULL;
+	} else if (rs->r.format == NOTIFY_SLACK) {
+		j = notify_slack_body(a, event, n->public_url);
 	} else {
 		j = notify_webhook_body(a, event, n->public_url);
 	}
@@ -216,51 +239,6 @@ static char *build_body(struct notify *n, const struct rstate *rs, const struct 
 		s = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
 	return s;
-}
-
-enum send_result { SEND_OK, SEND_LATER, SEND_GAVE_UP };
-
-/* One attempt of event ev (outbox id) for receiver rs. */
-static enum send_result send_one(struct notify *n, struct rstate *rs, const struct alert_rec *a,
-				 const char *event, int64_t ev)
-{
-	char err[300] = "";
-	char *body = build_body(n, rs, a, event);
-
-	if (!body) {
-		log_warn("notify: could not build the %s notification of alert %" PRId64 ": out of memory",
-			 event, a->id);
-		rs->next_ms = mono_ms() + NOTIFY_BACKOFF_MIN_MS;
-		return SEND_LATER;
-	}
-	long status = notify_http_post(n->http, rs->r.url, body, err, sizeof(err));
-	free(body);
-	if (status >= 200 && status <= 299) {
-		bool fleet = alert_is_fleet(a);
-		log_info("notify: %s %s of %s%s%s (alert %" PRId64 ", event %" PRId64 ") sent to %s",
-			 event, a->kind, fleet ? "the fleet" : a->host, fleet || a->cgroup ? " " : "",
-			 fleet ? (a->subject ? a->subject : "") : a->cgroup ? a->cgroup : "", a->id, ev, rs->r.name);
-		rs->fails = 0;
-		rs->next_ms = 0;
-		metrics_notify(METRICS_NOTIFY_SENT);
-		return SEND_OK;
-	}
-	rs->fails++;
-	if (!notify_http_retryable(status) || rs->fails >= n->app->cfg->notify_retries) {
-		log_warn("notify: gave up the %s notification of alert %" PRId64 " to %s after %d "
-			 "attempt(s): %s", event, a->id, rs->r.name, rs->fails, err);
-		rs->fails = 0;
-		rs->next_ms = 0;
-		metrics_notify(METRICS_NOTIFY_GAVE_UP);
-		return SEND_GAVE_UP;
-	}
-	long delay = notify_backoff_ms(rs->fails, rnd01(n));
-	log_warn("notify: the %s notification of alert %" PRId64 " to %s failed (%s); retrying in "
-		 "%.1f s (attempt %d of %d)", event, a->id, rs->r.name, err, (double)delay / 1000.0,
-		 rs->fails + 1, n->app->cfg->notify_retries);
-	rs->next_ms = mono_ms() + delay;
-	metrics_notify(METRICS_NOTIFY_RETRY);
-	return SEND_LATER;
 }
 
 static bool mark_delivered(struct notify *n, int64_t ev, const char *name, bool gave_up)
@@ -297,115 +275,151 @@ static void requeue_unsilenced(struct notify *n)
 		"  AND NOT o.suppressed)", 0, NULL);
 }
 
-/* Works through the pending events in order. Returns the number of events
- * finished when that is all NOTIFY_BATCH read (call again: more may wait),
- * else 0, or -1 on a database error. */
-static int process_pending(struct notify *n)
+/* Whether event ev of the row is held back rather than sent: its alert is
+ * silenced now, or it is not an open and no open of its alert went out. */
+static bool held_back(const char *event, bool silenced, bool opened)
 {
-	char lim[16];
+	return silenced || (strcmp(event, "open") != 0 && !opened);
+}
+
+/* Goes through the pending events in order (NOTIFY_BATCH at a time):
+ * held-back ones are marked done (suppressed), and ones that every
+ * matching receiver has taken (delivered, or given up) are marked done.
+ * Returns false on a database error. */
+static bool sweep(struct notify *n)
+{
+	char lim[16], after[24] = "0";
+	int rows;
 
 	snprintf(lim, sizeof(lim), "%d", NOTIFY_BATCH);
-	const char *v[1] = { lim };
-	PGresult *r = PQexecParams(n->conn,
-		"SELECT o.id, o.event, o.delivered::text, " SILENCE_MATCH_SQL("a") ", "
-		"EXISTS (SELECT 1 FROM notify_outbox p WHERE p.alert_id = a.id AND p.event = 'open' "
-		"  AND NOT p.suppressed AND p.id < o.id), " ALERT_COLS " "
-		"FROM notify_outbox o JOIN alerts a ON a.id = o.alert_id WHERE o.done_at IS NULL "
-		"ORDER BY o.id LIMIT $1::int", 1, NULL, v, NULL, NULL, 0);
-	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-		pq_log("could not read the outbox", n->conn, r);
-		PQclear(r);
-		return -1;
-	}
-	int rows = PQntuples(r), ndone = 0;
-	for (int i = 0; i < rows && !atomic_load(&n->stopping); i++) {
-		int64_t ev = strtoll(PQgetvalue(r, i, 0), NULL, 10);
-		const char *event = PQgetvalue(r, i, 1);
-		const char *delivered = PQgetvalue(r, i, 2);
-		bool silenced = PQgetvalue(r, i, 3)[0] == 't';
-		bool opened = PQgetvalue(r, i, 4)[0] == 't';
-		bool is_open = strcmp(event, "open") == 0;
-		struct alert_rec a;
-
-		if (silenced || (!is_open && !opened)) {
-			/* held back: silenced now, or its open never went out */
-			if (!mark_done(n, ev, true))
-				break;
-			metrics_notify(METRICS_NOTIFY_HELD_BACK);
-			ndone++;
-			log_info("notify: %s of alert %s held back (%s)", event, PQgetvalue(r, i, 5),
-				 silenced ? "silenced" : "its open was not notified");
-			continue;
+	do {
+		const char *v[2] = { after, lim };
+		PGresult *r = PQexecParams(n->conn,
+			"SELECT o.id, o.event, o.delivered::text, " SILENCE_MATCH_SQL("a") ", "
+			OPEN_SENT_SQL ", a.id, a.kind, a.severity " OUTBOX_FROM_SQL
+			"WHERE o.done_at IS NULL AND o.id > $1::bigint ORDER BY o.id LIMIT $2::int",
+			2, NULL, v, NULL, NULL, 0);
+		if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+			pq_log("could not read the outbox", n->conn, r);
+			PQclear(r);
+			return false;
 		}
-		alert_from_row(r, i, 5, &a);
-		bool all_done = true, db_ok = true;
-		for (size_t k = 0; k < n->nr && db_ok; k++) {
-			struct rstate *rs = &n->rs[k];
-			if (!notify_receiver_matches(&rs->r, a.kind, a.severity) ||
-			    delivered_has(delivered, rs->r.name))
-				continue;
-			if (rs->next_ms > mono_ms()) {
-				all_done = false;	/* backing off: keeps its order */
+		rows = PQntuples(r);
+		for (int i = 0; i < rows && !atomic_load(&n->stopping); i++) {
+			int64_t ev = strtoll(PQgetvalue(r, i, 0), NULL, 10);
+			const char *event = PQgetvalue(r, i, 1), *delivered = PQgetvalue(r, i, 2);
+			bool silenced = PQgetvalue(r, i, 3)[0] == 't', opened = PQgetvalue(r, i, 4)[0] == 't';
+			snprintf(after, sizeof(after), "%" PRId64, ev);
+			if (held_back(event, silenced, opened)) {
+				if (!mark_done(n, ev, true))
+					break;
+				metrics_notify(METRICS_NOTIFY_HELD_BACK);
+				log_info("notify: %s of alert %s held back (%s)", event, PQgetvalue(r, i, 5),
+					 silenced ? "silenced" : "its open was not notified");
 				continue;
 			}
-			enum send_result sr = send_one(n, rs, &a, event, ev);
-			if (sr == SEND_LATER)
-				all_done = false;
-			else
-				db_ok = mark_delivered(n, ev, rs->r.name, sr == SEND_GAVE_UP);
+			bool all = true;
+			for (size_t k = 0; k < n->nr && all; k++)
+				if (notify_receiver_matches(&n->rs[k].r, PQgetvalue(r, i, 6), PQgetvalue(r, i, 7)))
+					all = delivered_has(delivered, n->rs[k].r.name);
+			if (all && !mark_done(n, ev, false))
+				break;
 		}
-		if (a.evidence)
-			json_decref(a.evidence);
-		if (!db_ok || (all_done && !mark_done(n, ev, false)))
-			break;
-		ndone += all_done;
-	}
-	PQclear(r);
-	return ndone == rows ? rows : 0;
+		PQclear(r);
+	} while (rows == NOTIFY_BATCH && !atomic_load(&n->stopping));
+	return true;
 }
 
-/* Posts the alerts of rows [from, to) of r that match receiver rs as one
- * Alertmanager array. */
-static void resend_chunk(struct notify *n, struct rstate *rs, PGresult *r, int from, int to)
+/* Starts the next event receiver rs has not taken yet, in outbox order:
+ * the first pending one that matches it and is not held back. Returns true
+ * when a transfer started. */
+static bool start_event(struct notify *n, struct rstate *rs)
 {
-	json_t *arr = json_array();
-	int64_t ends = am_ends_ms(n);
-	char err[300];
+	char lim[16], after[24] = "0";
+	int rows;
 
-	for (int i = from; arr && i < to; i++) {
-		struct alert_rec a;
-		alert_from_row(r, i, 0, &a);
-		if (notify_receiver_matches(&rs->r, a.kind, a.severity) &&
-		    json_array_append_new(arr, notify_am_alert(&a, ends, n->public_url)) < 0) {
-			json_decref(arr);
-			arr = NULL;
+	snprintf(lim, sizeof(lim), "%d", NOTIFY_BATCH);
+	do {
+		const char *v[3] = { rs->r.name, after, lim };
+		PGresult *r = PQexecParams(n->conn,
+			"SELECT o.id, o.event, " SILENCE_MATCH_SQL("a") ", "
+			OPEN_SENT_SQL ", " ALERT_COLS " " OUTBOX_FROM_SQL
+			"WHERE o.done_at IS NULL AND o.id > $2::bigint AND NOT ($1 = ANY(o.delivered) OR "
+			"  '!' || $1 = ANY(o.delivered)) ORDER BY o.id LIMIT $3::int",
+			3, NULL, v, NULL, NULL, 0);
+		if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+			pq_log("could not read the outbox", n->conn, r);
+			PQclear(r);
+			return false;
 		}
-		if (a.evidence)
-			json_decref(a.evidence);
-	}
-	if (!arr || json_array_size(arr) == 0) {
-		json_decref(arr);
-		return;
-	}
-	char *body = json_dumps(arr, JSON_COMPACT);
-	size_t count = json_array_size(arr);
-	json_decref(arr);
-	if (!body)
-		return;
-	long status = notify_http_post(n->http, rs->r.url, body, err, sizeof(err));
-	free(body);
-	if (status >= 200 && status <= 299) {
-		log_debug("notify: re-sent %zu open alert(s) to %s", count, rs->r.name);
-		metrics_notify(METRICS_NOTIFY_RESENT);
-	} else {
-		log_warn("notify: could not re-send %zu open alert(s) to %s: %s", count, rs->r.name, err);
-		metrics_notify(METRICS_NOTIFY_RESEND_FAILED);
-	}
+		rows = PQntuples(r);
+		for (int i = 0; i < rows; i++) {
+			int64_t ev = strtoll(PQgetvalue(r, i, 0), NULL, 10);
+			const char *event = PQgetvalue(r, i, 1);
+			snprintf(after, sizeof(after), "%" PRId64, ev);
+			if (held_back(event, PQgetvalue(r, i, 2)[0] == 't', PQgetvalue(r, i, 3)[0] == 't') ||
+			    !notify_receiver_matches(&rs->r, PQgetvalue(r, i, 7), PQgetvalue(r, i, 8)))
+				continue;
+			struct alert_rec a;
+			alert_from_row(r, i, 4, &a);
+			char *body = build_body(n, rs, &a, event);
+			bool fleet = alert_is_fleet(&a);
+			const char *what = fleet ? a.subject : a.cgroup;
+			char *vis = what ? name_visible(what) : NULL;	/* for the log */
+			snprintf(rs->what, sizeof(rs->what), "%s %s of %s%s%s (alert %" PRId64 ", event %" PRId64 ")",
+				 event, a.kind, fleet ? "the fleet" : a.host, vis ? " " : "", vis ? vis : "", a.id, ev);
+			free(vis);
+			if (a.evidence)
+				json_decref(a.evidence);
+			PQclear(r);
+			if (!body || notify_http_start(rs->http, n->multi, rs->r.url, body) < 0) {
+				log_warn("notify: could not start the notification %s to %s", rs->what,
+					 rs->r.name);
+				rs->next_ms = mono_ms() + NOTIFY_BACKOFF_MIN_MS;
+				return false;
+			}
+			rs->job = JOB_EVENT;
+			rs->ev = ev;
+			return true;
+		}
+		PQclear(r);
+	} while (rows == NOTIFY_BATCH);
+	return false;
 }
 
-/* Re-sends every open, unsilenced alert whose open went out to each
- * Alertmanager receiver that is not backing off. */
-static void resend(struct notify *n)
+/* An event transfer of rs ended with status (0: no answer, err why). */
+static void event_done(struct notify *n, struct rstate *rs, long status, const char *err)
+{
+	if (status >= 200 && status <= 299) {
+		log_info("notify: %s sent to %s", rs->what, rs->r.name);
+		rs->fails = 0;
+		rs->next_ms = 0;
+		metrics_notify(METRICS_NOTIFY_SENT);
+		mark_delivered(n, rs->ev, rs->r.name, false);
+		return;
+	}
+	rs->fails++;
+	if (!notify_http_retryable(status) || rs->fails >= n->app->cfg->notify_retries) {
+		log_warn("notify: gave up the notification %s to %s after %d attempt(s): %s", rs->what,
+			 rs->r.name, rs->fails, err);
+		rs->fails = 0;
+		rs->next_ms = 0;
+		metrics_notify(METRICS_NOTIFY_GAVE_UP);
+		mark_delivered(n, rs->ev, rs->r.name, true);
+		return;
+	}
+	long delay = notify_backoff_ms(rs->fails, rnd01(n));
+	log_warn("notify: the notification %s to %s failed (%s); retrying in %.1f s (attempt %d of %d)",
+		 rs->what, rs->r.name, err, (double)delay / 1000.0, rs->fails + 1,
+		 n->app->cfg->notify_retries);
+	rs->next_ms = mono_ms() + delay;
+	metrics_notify(METRICS_NOTIFY_RETRY);
+}
+
+/* Gives every Alertmanager receiver the current open, unsilenced alerts
+ * whose open went out, as bodies of RESEND_CHUNK alerts queued behind its
+ * events (a receiver backing off gets none: it is re-sent next time). */
+static void queue_resend(struct notify *n)
 {
 	bool any = false;
 
@@ -416,21 +430,125 @@ static void resend(struct notify *n)
 	PGresult *r = PQexecParams(n->conn,
 		"SELECT " ALERT_COLS " FROM alerts a WHERE a.state = 'open' AND NOT " SILENCE_MATCH_SQL("a") " "
 		"AND EXISTS (SELECT 1 FROM notify_outbox o WHERE o.alert_id = a.id AND o.event = 'open' "
-		"  AND NOT o.suppressed AND o.done_at IS NOT NULL) ORDER BY a.id LIMIT 10000",
-		0, NULL, NULL, NULL, NULL, 0);
+		"  AND NOT o.suppressed AND o.done_at IS NOT NULL) ORDER BY a.id LIMIT $1::int",
+		1, NULL, (const char *const[]){ RESEND_MAX_ALERTS_STR }, NULL, NULL, 0);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
 		pq_log("could not list the open alerts", n->conn, r);
 		PQclear(r);
 		return;
 	}
-	for (size_t k = 0; k < n->nr && !atomic_load(&n->stopping); k++) {
+	int64_t ends = am_ends_ms(n);
+	for (size_t k = 0; k < n->nr; k++) {
 		struct rstate *rs = &n->rs[k];
 		if (rs->r.format != NOTIFY_ALERTMANAGER || rs->next_ms > mono_ms())
 			continue;
-		for (int i = 0; i < PQntuples(r); i += RESEND_CHUNK)
-			resend_chunk(n, rs, r, i, i + RESEND_CHUNK < PQntuples(r) ? i + RESEND_CHUNK : PQntuples(r));
+		for (size_t c = 0; c < rs->nresend; c++)	/* a newer list replaces one not sent */
+			free(rs->resend[c]);
+		rs->nresend = 0;
+		json_t *arr = NULL;
+		for (int i = 0; i <= PQntuples(r); i++) {
+			if (arr && (i == PQntuples(r) || json_array_size(arr) == RESEND_CHUNK)) {
+				char *body = json_array_size(arr) ? json_dumps(arr, JSON_COMPACT) : NULL;
+				if (body && rs->nresend < RESEND_MAX_CHUNKS) {
+					rs->resend_count[rs->nresend] = json_array_size(arr);
+					rs->resend[rs->nresend++] = body;
+				} else {
+					free(body);
+				}
+				json_decref(arr);
+				arr = NULL;
+			}
+			if (i == PQntuples(r))
+				break;
+			struct alert_rec a;
+			alert_from_row(r, i, 0, &a);
+			if (notify_receiver_matches(&rs->r, a.kind, a.severity) && (arr || (arr = json_array())))
+				json_array_append_new(arr, notify_am_alert(&a, ends, n->public_url));
+			if (a.evidence)
+				json_decref(a.evidence);
+		}
+		json_decref(arr);
 	}
 	PQclear(r);
+}
+
+/* Starts rs's next queued re-send. True when a transfer started. */
+static bool start_resend(struct notify *n, struct rstate *rs)
+{
+	if (!rs->nresend)
+		return false;
+	char *body = rs->resend[0];
+	size_t count = rs->resend_count[0];
+	memmove(rs->resend, rs->resend + 1, (rs->nresend - 1) * sizeof(*rs->resend));
+	memmove(rs->resend_count, rs->resend_count + 1, (rs->nresend - 1) * sizeof(*rs->resend_count));
+	rs->nresend--;
+	if (notify_http_start(rs->http, n->multi, rs->r.url, body) < 0)
+		return false;
+	rs->job = JOB_RESEND;
+	snprintf(rs->what, sizeof(rs->what), "%zu open alert(s)", count);
+	return true;
+}
+
+/* Gives each idle receiver that is not backing off its next transfer:
+ * its next event, else a queued re-send. */
+static void start_idle(struct notify *n)
+{
+	int64_t now = mono_ms();
+
+	for (size_t k = 0; k < n->nr && !atomic_load(&n->stopping); k++) {
+		struct rstate *rs = &n->rs[k];
+		if (rs->job != JOB_NONE || rs->next_ms > now)
+			continue;
+		if (!start_event(n, rs))
+			start_resend(n, rs);
+	}
+}
+
+/* Handles the transfers curl reports finished. */
+static void finish_done(struct notify *n)
+{
+	struct notify_http *hs[NOTIFY_MAX_RECEIVERS];
+	CURLMsg *msg;
+	int left;
+
+	for (size_t k = 0; k < n->nr; k++)
+		hs[k] = n->rs[k].http;
+	while ((msg = curl_multi_info_read(n->multi, &left))) {
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		int k = notify_http_find(hs, n->nr, msg->easy_handle);
+		if (k < 0)
+			continue;
+		struct rstate *rs = &n->rs[k];
+		char err[300] = "";
+		long status = notify_http_done(rs->http, msg->data.result, err, sizeof(err));
+		enum job job = rs->job;
+		rs->job = JOB_NONE;
+		n->dirty = true;
+		if (job == JOB_EVENT) {
+			event_done(n, rs, status, err);
+		} else if (status >= 200 && status <= 299) {
+			log_debug("notify: re-sent %s to %s", rs->what, rs->r.name);
+			metrics_notify(METRICS_NOTIFY_RESENT);
+		} else {
+			log_warn("notify: could not re-send %s to %s: %s", rs->what, rs->r.name, err);
+			metrics_notify(METRICS_NOTIFY_RESEND_FAILED);
+		}
+	}
+}
+
+/* Drops every running transfer and queued re-send (stopping, or the lock
+ * is lost: another server sends now; what was running goes again). */
+static void abort_all(struct notify *n)
+{
+	for (size_t k = 0; k < n->nr; k++) {
+		struct rstate *rs = &n->rs[k];
+		notify_http_abort(rs->http);
+		rs->job = JOB_NONE;
+		for (size_t c = 0; c < rs->nresend; c++)
+			free(rs->resend[c]);
+		rs->nresend = 0;
+	}
 }
 
 static void gc(struct notify *n)
@@ -448,26 +566,32 @@ static void gc(struct notify *n)
 		0, NULL);
 }
 
-/* Waits up to ms for a wake byte or, when listening, a NOTIFY. */
+/* Runs the transfers for up to ms, returning early for a wake byte, a
+ * NOTIFY (when listening) or a finished transfer. */
 static void wait_for(struct notify *n, int64_t ms)
 {
-	struct pollfd p[2] = { { n->wake[0], POLLIN, 0 }, { -1, POLLIN, 0 } };
+	struct curl_waitfd fds[2] = { { n->wake[0], CURL_WAIT_POLLIN, 0 }, { -1, CURL_WAIT_POLLIN, 0 } };
+	unsigned nfds = 1;
 	char buf[64];
+	int running = 0;
 
 	if (ms < 0)
 		ms = 0;
-	if (n->conn && n->leader)
-		p[1].fd = PQsocket(n->conn);
-	if (poll(p, p[1].fd >= 0 ? 2 : 1, (int)ms) > 0) {
-		if (p[0].revents & POLLIN)
-			while (read(n->wake[0], buf, sizeof(buf)) > 0)
-				;
-	}
+	if (n->conn && n->leader && PQsocket(n->conn) >= 0)
+		fds[nfds++].fd = PQsocket(n->conn);
+	curl_multi_poll(n->multi, fds, nfds, (int)ms, NULL);
+	if (fds[0].revents & CURL_WAIT_POLLIN)
+		while (read(n->wake[0], buf, sizeof(buf)) > 0)
+			;
+	curl_multi_perform(n->multi, &running);
+	finish_done(n);
 	if (n->conn && n->leader) {
 		PGnotify *note;
 		PQconsumeInput(n->conn);
-		while ((note = PQnotifies(n->conn)))
+		while ((note = PQnotifies(n->conn))) {
 			PQfreemem(note);
+			n->dirty = true;	/* an alert changed: new events */
+		}
 	}
 }
 
@@ -480,32 +604,38 @@ static void *run(void *arg)
 		wait_for(n, 200);
 	while (!atomic_load(&n->stopping)) {
 		if (!ensure_leader(n)) {
+			abort_all(n);
 			wait_for(n, NOTIFY_POLL_MS * 2);
 			continue;
 		}
-		requeue_unsilenced(n);
-		int rows;
-		do {
-			rows = process_pending(n);
-		} while (rows == NOTIFY_BATCH && !atomic_load(&n->stopping));
 		int64_t now = mono_ms();
-		if (n->conn && PQstatus(n->conn) == CONNECTION_OK && now >= n->next_resend_ms) {
-			resend(n);
+		if (n->dirty || now >= n->next_look_ms) {
+			n->dirty = false;
+			n->next_look_ms = now + NOTIFY_POLL_MS;
+			requeue_unsilenced(n);
+			sweep(n);
+		}
+		if (now >= n->next_resend_ms) {
+			queue_resend(n);
 			n->next_resend_ms = now + (int64_t)n->app->cfg->notify_resend_s * 1000;
 		}
+		start_idle(n);
 		if (now >= n->next_gc_ms) {
 			gc(n);
 			n->next_gc_ms = now + 3600 * 1000;
 		}
-		/* sleep until the next re-send, retry or look-around */
-		int64_t until = now + NOTIFY_POLL_MS;
+		/* until the next look-around, re-send or retry; a finished
+		 * transfer or a NOTIFY ends the wait earlier */
+		int64_t until = n->next_look_ms;
 		if (n->next_resend_ms < until)
 			until = n->next_resend_ms;
 		for (size_t k = 0; k < n->nr; k++)
-			if (n->rs[k].next_ms > now && n->rs[k].next_ms < until)
+			if (n->rs[k].job == JOB_NONE && n->rs[k].next_ms > now && n->rs[k].next_ms < until)
 				until = n->rs[k].next_ms;
-		wait_for(n, until - mono_ms());
+		if (!n->dirty)
+			wait_for(n, until - mono_ms());
 	}
+	abort_all(n);
 	drop_conn(n);
 	return NULL;
 }
@@ -531,9 +661,14 @@ static char *default_public_url(const char *listen)
 
 static void free_all(struct notify *n)
 {
-	for (size_t k = 0; k < n->nr; k++)
+	for (size_t k = 0; k < n->nr; k++) {
+		for (size_t c = 0; c < n->rs[k].nresend; c++)
+			free(n->rs[k].resend[c]);
+		notify_http_free(n->rs[k].http);
 		notify_receiver_release(&n->rs[k].r);
-	notify_http_free(n->http);
+	}
+	if (n->multi)
+		curl_multi_cleanup(n->multi);
 	free(n->public_url);
 	if (n->wake[0] >= 0)
 		close(n->wake[0]);
@@ -578,9 +713,11 @@ struct notify *notify_start(struct app *app, char *err, size_t errlen)
 		free_all(n);
 		return NULL;
 	}
-	n->http = notify_http_new(cfg->notify_timeout_s);
-	if (!n->public_url || !n->http || pipe2(n->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
-		snprintf(err, errlen, "could not start the notifier: %s", n->public_url && n->http ?
+	bool http_ok = (n->multi = curl_multi_init()) != NULL;
+	for (size_t k = 0; k < n->nr && http_ok; k++)
+		http_ok = (n->rs[k].http = notify_http_new(cfg->notify_timeout_s)) != NULL;
+	if (!n->public_url || !http_ok || pipe2(n->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+		snprintf(err, errlen, "could not start the notifier: %s", n->public_url && http_ok ?
 			 strerror(errno) : "out of memory");
 		free_all(n);
 		curl_global_cleanup();

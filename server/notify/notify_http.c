@@ -1,8 +1,8 @@
-/* notify_http.c - libcurl POSTs for notifications (see notify_http.h). */
+/* notify_http.c - libcurl POSTs for notifications, side by side in a multi
+ * handle (see notify_http.h). */
 #include "notify_http.h"
 #include "version.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +11,10 @@
 
 struct notify_http {
 	CURL *curl;
+	CURLM *multi;		/* the multi handle of the running transfer; NULL: idle */
 	struct curl_slist *headers;
 	long timeout_s;
+	char *body;		/* owned while a transfer runs */
 	char answer[ANSWER_KEEP + 1];
 	size_t answer_len;
 	char errbuf[CURL_ERROR_SIZE];
@@ -55,21 +57,23 @@ void notify_http_free(struct notify_http *h)
 {
 	if (!h)
 		return;
+	notify_http_abort(h);
 	if (h->curl)
 		curl_easy_cleanup(h->curl);
 	curl_slist_free_all(h->headers);
 	free(h);
 }
 
-long notify_http_post(struct notify_http *h, const char *url, const char *body, char *err, size_t errlen)
+int notify_http_start(struct notify_http *h, CURLM *multi, const char *url, char *body)
 {
 	CURL *c = h->curl;
-	long status = 0;
 
+	notify_http_abort(h);
 	curl_easy_reset(c);
 	h->answer_len = 0;
 	h->answer[0] = '\0';
 	h->errbuf[0] = '\0';
+	h->body = body;
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h->headers);
@@ -82,12 +86,39 @@ long notify_http_post(struct notify_http *h, const char *url, const char *body, 
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, h);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h->errbuf);
-	CURLcode rc = curl_easy_perform(c);
+	if (curl_multi_add_handle(multi, c) != CURLM_OK) {
+		free(h->body);
+		h->body = NULL;
+		return -1;
+	}
+	h->multi = multi;
+	return 0;
+}
+
+bool notify_http_busy(const struct notify_http *h)
+{
+	return h->multi != NULL;
+}
+
+int notify_http_find(struct notify_http *const *hs, size_t n, CURL *easy)
+{
+	for (size_t i = 0; i < n; i++)
+		if (hs[i] && hs[i]->multi && hs[i]->curl == easy)
+			return (int)i;
+	return -1;
+}
+
+long notify_http_done(struct notify_http *h, CURLcode rc, char *err, size_t errlen)
+{
+	long status = 0;
+
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
+	notify_http_abort(h);	/* out of the multi handle, body freed */
 	if (rc != CURLE_OK) {
 		snprintf(err, errlen, "%s", h->errbuf[0] ? h->errbuf : curl_easy_strerror(rc));
 		return 0;
 	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	if (status < 200 || status > 299) {
 		/* one line, printable, for the log */
 		for (size_t i = 0; i < h->answer_len; i++)
@@ -98,6 +129,16 @@ long notify_http_post(struct notify_http *h, const char *url, const char *body, 
 		err[0] = '\0';
 	}
 	return status;
+}
+
+void notify_http_abort(struct notify_http *h)
+{
+	if (h->multi) {
+		curl_multi_remove_handle(h->multi, h->curl);
+		h->multi = NULL;
+	}
+	free(h->body);
+	h->body = NULL;
 }
 
 bool notify_http_retryable(long status)

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "names.h"
+
 /* A fleet alert's page: the dashboard link its evidence carries
  * (evidence.compare.page, a "#/..." hash of the kernel-regression watch),
  * else the alerts view of its kind. */
@@ -149,5 +151,47 @@ json_t *notify_webhook_body(const struct alert_rec *a, const char *event, const 
 	free(text);
 	free(gen);
 	json_decref(alert);
+	return o;
+}
+
+char *notify_slack_escape(const char *text)
+{
+	size_t n = 0;
+
+	for (const char *p = text; *p; p++)
+		n += *p == '&' ? 5 : (*p == '<' || *p == '>') ? 4 : 1;
+	char *out = malloc(n + 1), *w = out;
+	if (!out)
+		return NULL;
+	for (const char *p = text; *p; p++) {
+		const char *rep = *p == '&' ? "&amp;" : *p == '<' ? "&lt;" : *p == '>' ? "&gt;" : NULL;
+		if (rep) {
+			memcpy(w, rep, strlen(rep));
+			w += strlen(rep);
+		} else {
+			*w++ = *p;
+		}
+	}
+	*w = '\0';
+	return out;
+}
+
+json_t *notify_slack_body(const struct alert_rec *a, const char *event, const char *public_url)
+{
+	char *raw = notify_text(a, event);
+	char *text = raw ? name_visible(raw) : NULL;	/* bidi controls in a cgroup path written out */
+	char *esc = text ? notify_slack_escape(text) : NULL;
+	char *gen = notify_generator_url(a, public_url);
+	char *line = NULL;
+	json_t *o = NULL;
+
+	/* the link is ours (percent-encoded, no < > |): Slack's own link form */
+	if (esc && gen && asprintf(&line, "%s <%s|open in vmscope>", esc, gen) >= 0)
+		o = json_pack("{s:s}", "text", line);
+	free(raw);
+	free(text);
+	free(esc);
+	free(gen);
+	free(line);
 	return o;
 }

@@ -13,7 +13,11 @@
  *
  * Generic webhook: {"text": one line for Slack-compatible receivers,
  *   "event": "open" | "escalate" | "resolve", "alert": the alert object of
- *   GET /api/v1/alerts, "generatorURL"}.
+ *   GET /api/v1/alerts, "generatorURL"}, as the alert says (for scripts).
+ *
+ * Slack / Mattermost: {"text": the line with &, < and > escaped as &amp;,
+ *   &lt; and &gt; (their markup: a cgroup named "<!channel>" must not page
+ *   a channel), then the dashboard link in their <URL|label> form}.
  *
  * Pure functions (no I/O), unit-tested in tests/unit/test_notify.c. Every
  * json_t * returned is a new reference, NULL when out of memory; every
@@ -38,6 +42,12 @@ json_t *notify_am_alert(const struct alert_rec *a, int64_t ends_ms, const char *
 
 /* The one-line text: "[vmscope] FIRING critical thrash on db-07 cgroup /x: summary". */
 char *notify_text(const struct alert_rec *a, const char *event);
+
+/* text with &, < and > escaped as Slack and Mattermost read them. */
+char *notify_slack_escape(const char *text);
+
+/* The Slack / Mattermost body for event. */
+json_t *notify_slack_body(const struct alert_rec *a, const char *event, const char *public_url);
 
 /* The generic webhook body for event ("open", "escalate", "resolve"). */
 json_t *notify_webhook_body(const struct alert_rec *a, const char *event, const char *public_url);

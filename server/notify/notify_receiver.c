@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "names.h"
 #include "tokens.h"
 
 #define AM_PATH "/api/v2/alerts"
@@ -29,19 +30,6 @@ static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
 	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-static bool name_ok(const char *s, size_t n)
-{
-	if (n == 0 || n > NOTIFY_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-'))
-			return false;
-	}
-	return true;
 }
 
 /* kinds=a|b: each 1 to 64 of a-z and '_' (the detectors' kind names). */
@@ -79,7 +67,7 @@ int notify_receiver_parse(const char *spec, struct notify_receiver *r, char *err
 	if (!((ulen > 7 && strncmp(spec, "http://", 7) == 0) ||
 	      (ulen > 8 && strncmp(spec, "https://", 8) == 0)))
 		return fail(r, err, errlen, "expected an http:// or https:// URL first, then "
-			    ",format=alertmanager|json ,kinds=K1|K2 ,severity=warning|critical ,name=NAME");
+			    ",format=alertmanager|json|slack ,kinds=K1|K2 ,severity=warning|critical ,name=NAME");
 	for (size_t i = 0; i < ulen; i++)
 		if ((unsigned char)spec[i] <= ' ' || (unsigned char)spec[i] >= 0x7f)
 			return fail(r, err, errlen, "the URL holds a space or a control character");
@@ -98,8 +86,10 @@ int notify_receiver_parse(const char *spec, struct notify_receiver *r, char *err
 				r->format = NOTIFY_ALERTMANAGER;
 			else if (vlen == 4 && strncmp(v, "json", 4) == 0)
 				r->format = NOTIFY_JSON;
+			else if (vlen == 5 && strncmp(v, "slack", 5) == 0)
+				r->format = NOTIFY_SLACK;
 			else
-				return fail(r, err, errlen, "format: expected alertmanager or json");
+				return fail(r, err, errlen, "format: expected alertmanager, json or slack");
 		} else if (klen == 5 && strncmp(opt, "kinds", 5) == 0) {
 			if (parse_kinds(r, v, vlen, err, errlen) < 0)
 				return -1;
@@ -112,7 +102,7 @@ int notify_receiver_parse(const char *spec, struct notify_receiver *r, char *err
 				return fail(r, err, errlen, "severity: expected warning or critical "
 					    "(the least severity sent)");
 		} else if (klen == 4 && strncmp(opt, "name", 4) == 0) {
-			if (!name_ok(v, vlen))
+			if (!name_id_valid(v, vlen))
 				return fail(r, err, errlen, "name: expected 1 to %d of A-Za-z0-9._-",
 					    NOTIFY_NAME_MAX);
 			memcpy(r->name, v, vlen);
@@ -142,7 +132,9 @@ int notify_receiver_parse(const char *spec, struct notify_receiver *r, char *err
 	if (!named) {
 		char hex[TOKENS_HEX_LEN + 1];
 		tokens_sha256_hex(r->url, strlen(r->url), hex);
-		snprintf(r->name, sizeof(r->name), "%s-%.8s", r->format == NOTIFY_JSON ? "json" : "am", hex);
+		static const char *const prefix[] = { [NOTIFY_ALERTMANAGER] = "am", [NOTIFY_JSON] = "json",
+						      [NOTIFY_SLACK] = "slack" };
+		snprintf(r->name, sizeof(r->name), "%s-%.8s", prefix[r->format], hex);
 	}
 	return 0;
 }

@@ -1,14 +1,16 @@
 /* notify_receiver.h - one notification receiver as given by --webhook:
  *
- *   URL[,format=alertmanager|json][,kinds=K1|K2...][,severity=warning|critical][,name=NAME]
+ *   URL[,format=alertmanager|json|slack][,kinds=K1|K2...][,severity=warning|critical][,name=NAME]
  *
  * format alertmanager (the default) posts to URL/api/v2/alerts (unless URL
  * already ends so) the Alertmanager v2 alert array; json posts the generic
- * webhook body (Slack-compatible "text" plus the structured alert) to URL
- * itself. kinds limits the alert kinds sent (default: all); severity is the
+ * webhook body (a one-line "text" plus the structured alert, unescaped, for
+ * scripts) to URL itself; slack posts {"text"} for a Slack or Mattermost
+ * incoming webhook, with <, > and & escaped so that names and summaries
+ * cannot carry their markup (mentions, links). kinds limits the alert kinds sent (default: all); severity is the
  * least severity sent (warning: all, the default; critical: critical only).
  * name identifies the receiver in logs and in the outbox's delivery record
- * (default: "am-" or "json-" and 8 hex digits of the URL's SHA-256), so the
+ * (default: "am-", "json-" or "slack-" and 8 hex digits of the URL's SHA-256), so the
  * URL, which may hold a secret (Slack), is never logged.
  *
  * Ownership: notify_receiver_parse fills a struct whose strings it owns;
@@ -20,11 +22,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "names.h"
+
 #define NOTIFY_MAX_RECEIVERS 32
 #define NOTIFY_MAX_KINDS 16
-#define NOTIFY_NAME_MAX 64
+#define NOTIFY_NAME_MAX NAME_ID_MAXLEN
 
-enum notify_format { NOTIFY_ALERTMANAGER, NOTIFY_JSON };
+enum notify_format { NOTIFY_ALERTMANAGER, NOTIFY_JSON, NOTIFY_SLACK };
 
 struct notify_receiver {
 	char *url;			/* owned: where the POST goes (…/api/v2/alerts added) */

@@ -246,6 +246,11 @@ struct host_signals {
 int store_host_signals(struct store *st, int64_t active_since_ms, struct host_signals **out, size_t *n,
 		       char *err, size_t errlen);
 
+/* Sets known[i] for each names[i] that has posted samples before (hosts
+ * with samples), in one query. Returns STORE_OK or STORE_E* with err. */
+int store_hosts_known(struct store *st, const char *const *names, size_t n, bool *known,
+		      char *err, size_t errlen);
+
 /* Borrow a pooled connection for work outside these calls (the detector
  * engine loads its state at start). Returns NULL when the database is
  * unreachable. Give it back with store_conn_put; pass broken=true when a

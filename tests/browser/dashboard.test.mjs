@@ -5,12 +5,19 @@
 // server. Every request outside 127.0.0.1 is blocked (and counted): the page
 // must work offline. Prints "N passed, N failed"; exits 1 on a failure.
 //
+// The page runs under the server's Content-Security-Policy: a violation
+// (an inline script, a foreign source) is counted and fails the test.
+//
 // env: VMSCOPE_URL (http://127.0.0.1:PORT), OUT (screenshot directory),
-//      CHROMIUM (default /usr/bin/chromium)
+//      VMSCOPE_ADMIN_TOKEN (the server's admin token, given when the page
+//      asks for it to change silences), VMSCOPE_INGEST_TOKEN and
+//      VMSCOPE_BIDI_SAMPLE (a sample file of a host with a bidi control in a
+//      cgroup path, posted at the end), CHROMIUM (default /usr/bin/chromium)
 import { session } from "./harness.mjs";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 
 const BASE = process.env.VMSCOPE_URL;
+const ADMIN = process.env.VMSCOPE_ADMIN_TOKEN || "";
 const OUT = process.env.OUT || "tests/out";
 if (!BASE) {
   console.error("VMSCOPE_URL is not set");
@@ -18,7 +25,15 @@ if (!BASE) {
 }
 mkdirSync(OUT, { recursive: true });
 
-const { context, page, errors, check, until, run } = await session({ viewport: { width: 1500, height: 1000 } });
+// (the silence POST without the admin token is answered 401 before the page
+// asks for it: the browser logs that answer)
+const { context, page, errors, check, until, run } = await session({ viewport: { width: 1500, height: 1000 },
+  consoleIgnore: /status of 401/ });
+const dialogs = [];
+page.on("dialog", (d) => {
+  dialogs.push(d.message());
+  if (d.type() === "prompt") d.accept(ADMIN); else d.dismiss();
+});
 const requests = [];
 page.on("request", (r) => { if (r.url().includes("/api/v1/")) requests.push(new URL(r.url())); });
 // the host view asks for its series in one series_batch request per window
@@ -233,7 +248,7 @@ async function test() {
   check("the alert shows its summary, times and state", /started .* opened .*/.test(text) && /open/.test(text), text.slice(0, 200));
   check("the alert explains the signature and the fixes", text.includes("working set") && text.includes("memory.low"));
   check("the alert's evidence is a table", card && (await card.$$("table.ev tr")).length >= 1);
-  // silence the alert (this server has no tokens: writes are open), then end the silence
+  // silence the alert (the page asks for the admin token once), then end the silence
   await page.click('#alert-list .alert[data-kind="thrash"] .sil-open');
   await until(() => document.querySelector('#alert-list .alert[data-kind="thrash"] .silence-form'));
   await page.fill('#alert-list .alert[data-kind="thrash"] .sil-comment', "browser test");
@@ -251,6 +266,7 @@ async function test() {
     !document.querySelector('#alert-list .alert[data-kind="thrash"].silenced'));
   const after = await (await fetch(BASE + "/api/v1/silences")).json();
   check("the end action ends the silence", endOk && after.silences.length === 0, JSON.stringify(after));
+  check("the page asked for the admin token once", dialogs.filter((m) => /admin token/.test(m)).length === 1, JSON.stringify(dialogs));
   await page.selectOption("#alert-kind", "writeback_storm");
   const filtOk = await until(() => ![...document.querySelectorAll("#alert-list .alert")].some((a) => a.dataset.kind !== "writeback_storm"));
   check("kind filter narrows the alert list", filtOk && requests.some((u) => u.pathname.endsWith("/alerts") && u.searchParams.get("kind") === "writeback_storm"));
@@ -261,6 +277,21 @@ async function test() {
   const linkOk = await until(() => /^#\/host\/db-07\?from=\d+(&|$)/.test(location.hash) && !/[?&]to=/.test(location.hash));
   const linkCharts = await until(() => document.querySelectorAll('.chart[data-has-data="1"] .uplot').length >= 5, undefined, 20000);
   check("the alert's link opens the host view at that moment", linkOk && linkCharts, await page.evaluate(() => location.hash));
+
+  // a cgroup path with a right-to-left override is shown written out
+  const posted = await fetch(BASE + "/api/v1/samples", { method: "POST",
+    headers: { Authorization: "Bearer " + process.env.VMSCOPE_INGEST_TOKEN, "Content-Type": "application/json" },
+    body: readFileSync(process.env.VMSCOPE_BIDI_SAMPLE) });
+  check("a host with a bidi control in a cgroup path is stored", posted.status === 202, String(posted.status));
+  await page.goto(BASE + "/#/host/bidi-01");
+  const bidiOk = await until(() => [...document.querySelectorAll("#cgroup-picker option")].some((o) =>
+    o.textContent.includes("/evil\\u202egnp.exe.slice") && o.value === "/evil\u202egnp.exe.slice"));
+  check("a bidi control in a cgroup path is shown escaped (the value kept)", bidiOk,
+    await page.$$eval("#cgroup-picker option", (os) => os.map((o) => o.textContent).join(" | ")));
+
+  const hdr = (await (await fetch(BASE + "/")).headers.get("content-security-policy")) || "";
+  check("the page is served with script-src 'self' and frame-ancestors 'none'",
+    hdr.includes("script-src 'self';") && hdr.includes("frame-ancestors 'none'"), hdr);
 }
 
 await run(test);

@@ -3,7 +3,7 @@
 // kernels, how fetched series become chart arrays (sums, ratios, kB and
 // page conversions, min/max bands), page-size inference, evidence units and
 // alert links. Run by tests/web_units.sh. Prints "N passed, N failed".
-import { fmtBytes, fmtDuration, fmtNum, fmtPct, fmtRate, fmtRatio, axisFormatter } from "../../web/js/format.js";
+import { fmtBytes, fmtDuration, fmtNum, fmtPct, fmtRate, fmtRatio, axisFormatter, visible } from "../../web/js/format.js";
 import { CGROUP_FIGURES, HOST_FIGURES, assemble, index, inferPageSize, neededNames, resolve } from "../../web/js/figures.js";
 import { alertLink } from "../../web/js/alerts.js";
 import { evValue } from "../../web/js/alertfmt.js";
@@ -34,6 +34,11 @@ eq("fmtDuration", fmtDuration(3725), "1 h 2 min");
 eq("fmtDuration s", fmtDuration(42), "42 s");
 eq("axis bytes", axisFormatter("bytes")(2.79 * 2 ** 30), "2.79G");
 eq("axis rate", axisFormatter("pages/s")(40000), "40K/s");
+// names from agents shown with their control and bidi characters written out
+eq("visible bidi", visible("/x\u202egnp.exe"), "/x\\u202egnp.exe");
+eq("visible isolates", visible("a\u2066b\u2069c\u200f"), "a\\u2066b\\u2069c\\u200f");
+eq("visible controls", visible("a\u0001b\u007f\u009b"), "a\\u0001b\\u007f\\u009b");
+eq("visible keeps text", visible("caf\u00e9 \u2192 r1\tx\ny"), "caf\u00e9 \u2192 r1\tx\ny");
 
 // figure resolution on a 6.1 kernel
 const have61 = new Set(["vmstat.workingset_refault_file", "vmstat.workingset_refault_anon", "vmstat.workingset_activate_file",
@@ -184,9 +189,9 @@ eq("merge overlapping", mergeIntervals([{ t0: 10, t1: 20, severity: "critical" }
 {
   const { readFileSync, readdirSync } = await import("node:fs");
   const root = new URL("../../web/", import.meta.url);
-  const html = readFileSync(new URL("index.html", root), "utf8");
+  const html = readFileSync(new URL("js/boot.js", root), "utf8");
   const m = html.match(/var PRELOAD = (\{[\s\S]*?\});/);
-  eq("index.html has the per-view preload lists", !!m, true);
+  eq("js/boot.js has the per-view preload lists", !!m, true);
   const pre = m ? JSON.parse(m[1]) : {};
   // every module reachable from one entry through static and dynamic imports
   const reachable = (entry) => {

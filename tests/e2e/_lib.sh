@@ -16,6 +16,10 @@
 #   check MSG CMD..., json FILTER (jq over the last answer)
 #   e2e_run_browser SCRIPT [ENV=VALUE...]  a tests/browser/*.mjs test against E2E_URL
 #                            (screenshots to OUT, default tests/out); its counts join ours
+#   e2e_receiver_start       starts _receiver.py (a webhook receiver) on a free port in the
+#                            background; sets R (its URL) and RECV_LOG (what it got, JSON lines)
+#   e2e_receiver_wait        waits until it listens (start it early: python is slow to
+#                            start on a loaded machine)
 #   e2e_done                 prints "N passed, N failed" and exits accordingly
 #
 # A test that fails (a check failed, or it exits non-zero) prints the last
@@ -234,6 +238,23 @@ e2e_run_browser() {
 	read -r bp _ bf _ <<<"$summary"
 	E2E_PASS=$((E2E_PASS + bp))
 	E2E_FAIL=$((E2E_FAIL + bf))
+}
+
+e2e_receiver_start() {
+	RECV_LOG=$E2E_DIR/received.jsonl
+	E2E_RECV_PORTFILE=$E2E_DIR/recv.port
+	touch "$RECV_LOG"
+	local port
+	port=$("$E2E_ROOT/scripts/freeport.sh")
+	python3 "$E2E_ROOT/tests/e2e/_receiver.py" "$E2E_RECV_PORTFILE" "$RECV_LOG" "$port" &
+	E2E_PIDS+=("$!")
+	R="http://127.0.0.1:$port"
+}
+
+e2e_receiver_wait() {
+	for _ in $(seq 150); do [ -s "$E2E_RECV_PORTFILE" ] && return 0; sleep 0.1; done
+	echo "e2e: the receiver did not start" >&2
+	exit 1
 }
 
 e2e_done() {

@@ -8,7 +8,8 @@ PORTFILE once listening) and
 appends one JSON line per POST to LOGFILE: {"path", "t" (receive time),
 "status" (what it answered), "body" (the parsed JSON)}. Answers 200, except:
 a path containing "/flaky" answers 500 to its first request and 200 after,
-a path containing "/down" answers 503 always.
+a path containing "/down" answers 503 always, a path containing "/hang"
+is logged when it arrives (status 0) and answered only after 60 s.
 """
 import json
 import sys
@@ -30,6 +31,10 @@ class Handler(BaseHTTPRequestHandler):
             body = json.loads(raw)
         except ValueError:
             body = {"unparsable": raw.decode("utf-8", "replace")}
+        if "/hang" in self.path:
+            with lock, open(logfile, "a") as f:
+                f.write(json.dumps({"path": self.path, "t": time.time(), "status": 0, "body": body}) + "\n")
+            time.sleep(60)
         with lock:
             seen[self.path] = seen.get(self.path, 0) + 1
             count = seen[self.path]

@@ -8,7 +8,10 @@
 # not ignored): make reports no error ("make: *** ... Error 130"). Both stop
 # everything (nothing left running or listening on the server's or the
 # database's port); the second run on the same var/ directory reuses the
-# cluster and the token. A failure prints the tail of each run's log.
+# cluster and the tokens. Each run makes or keeps an admin token
+# (var/admin.token, mode 0600) and prints how to use it: a silence needs it
+# (401 without a token, 403 with the ingest token, 201 with it). A failure
+# prints the tail of each run's log.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -54,6 +57,16 @@ for run in 1 2; do
 	[ $seen = 1 ] && ok || bad "run $run: this machine not listed within 30 s"
 	grep -q "dashboard: http://$VMSCOPE_LISTEN/" "$VARD/run$run.log" && ok || bad "run $run: dashboard address not printed"
 	[ -s "$VMSCOPE_VAR/ingest.token" ] && ok || bad "run $run: no generated token"
+	[ -s "$VMSCOPE_VAR/admin.token" ] && [ "$(stat -c %a "$VMSCOPE_VAR/admin.token")" = 600 ] && ok ||
+		bad "run $run: no admin token readable by its owner only"
+	grep -q 'ADMIN_TOKEN=\$(cat .*admin.token)' "$VARD/run$run.log" && ok || bad "run $run: how to use the admin token not printed"
+	sil() { curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+		-d '{"host":"'"$(hostname)"'","duration_s":60}' "$@" "http://$VMSCOPE_LISTEN/api/v1/silences"; }
+	[ "$(sil)" = 401 ] && ok || bad "run $run: a silence without a token was not 401"
+	[ "$(sil -H "Authorization: Bearer $(cat "$VMSCOPE_VAR/ingest.token")")" = 403 ] && ok ||
+		bad "run $run: the ingest token could create a silence"
+	[ "$(sil -H "Authorization: Bearer $(cat "$VMSCOPE_VAR/admin.token")")" = 201 ] && ok ||
+		bad "run $run: the admin token could not create a silence"
 	# the page read whole first: `curl | grep -q` fails under pipefail when
 	# grep exits at the first match while curl still writes (curl: (23))
 	page=$(curl -fsS "http://$VMSCOPE_LISTEN/") && grep -qi "<html" <<<"$page" && ok || bad "run $run: dashboard not served"
@@ -77,6 +90,6 @@ for run in 1 2; do
 	pgrep -f "$VMSCOPE_VAR" >/dev/null && bad "run $run: processes left: $(pgrep -af "$VMSCOPE_VAR")" || ok
 	grep -q "vmscope: stopped" "$VARD/run$run.log" && ok || bad "run $run: no clean stop message"
 done
-grep -q "generated an ingest token" "$VARD/run2.log" && bad "second run generated a new token" || ok
+grep -q "generated an" "$VARD/run2.log" && bad "second run generated a new token" || ok
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]

@@ -15,15 +15,8 @@
 e2e_init notify
 ADMIN=admin-token-$RANDOM$RANDOM
 printf '%s\n' "$ADMIN" >"$E2E_DIR/admin.token"
-RECV_LOG=$E2E_DIR/received.jsonl
-PORTFILE=$E2E_DIR/recv.port
-touch "$RECV_LOG"
-# the receiver, the traces and the server start side by side (python is slow
-# to start on a loaded machine)
-RPORT=$("$E2E_ROOT/scripts/freeport.sh")
-python3 "$E2E_ROOT/tests/e2e/_receiver.py" "$PORTFILE" "$RECV_LOG" "$RPORT" &
-E2E_PIDS+=("$!")
-R="http://127.0.0.1:$RPORT"
+# the receiver, the traces and the server start side by side
+e2e_receiver_start
 TRACE=$E2E_ROOT/tests/corpus/real-filethrash.jsonl.gz
 python3 "$E2E_ROOT/tests/e2e/_notify_trace.py" "$TRACE" 20 "$E2E_DIR" nt-silenced nt-a &
 TRACE_PID=$!
@@ -32,8 +25,7 @@ SERVER_ARGS=(--admin-token-file "$E2E_DIR/admin.token" --notify-resend 2 --publi
 	--webhook "$R/flaky,format=json,name=flaky"
 	--webhook "$R/swaponly,format=json,kinds=swap_imbalance|writeback_storm,severity=critical")
 e2e_server_start "${SERVER_ARGS[@]}"
-for _ in $(seq 150); do [ -s "$PORTFILE" ] && break; sleep 0.1; done
-[ -s "$PORTFILE" ] || { echo "e2e: the receiver did not start" >&2; exit 1; }
+e2e_receiver_wait
 wait "$TRACE_PID" || { echo "e2e: _notify_trace.py failed" >&2; exit 1; }
 
 # wait_recv JQ_FILTER SECONDS: waits until the filter (over the array of

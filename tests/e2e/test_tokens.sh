@@ -76,8 +76,8 @@ check_eq "$?" 1 "revoking twice fails"
 
 # --- list shows the revocation
 list=$(tok list 2>/dev/null)
-check "list shows agent-one revoked" grep -Eq '^agent-one +[0-9T:Z-]+ +[0-9T:Z-]+ +revoked$' <<<"$list"
-check "list shows agent-two active" grep -Eq '^agent-two +[0-9T:Z-]+ +- +active$' <<<"$list"
+check "list shows agent-one revoked" grep -Eq '^agent-one +[0-9T:Z-]+ +[0-9T:Z-]+ +revoked +- +\*$' <<<"$list"
+check "list shows agent-two active (unscoped, no new-host budget)" grep -Eq '^agent-two +[0-9T:Z-]+ +- +active +- +\*$' <<<"$list"
 if [[ "$list" != *"$T2"* ]]; then ok; else bad "list prints a token"; fi
 
 # --- an ingest token cannot read when --read-token is set

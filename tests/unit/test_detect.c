@@ -585,6 +585,46 @@ static int open_ids(void *ctx, struct det_action *a)
 	return 0;
 }
 
+/* Feeds gen's next sample (dt later) to h; returns what det_host_feed did. */
+static int feed_next(struct det_host *h, struct gen *g, double dt, int64_t *opened)
+{
+	struct sample s;
+
+	gen_step(g, dt, &s);
+	int r = det_host_feed(h, &s, open_ids, opened);
+	sample_release(&s);
+	return r;
+}
+
+/* A sample 9 minutes in the future (a wrong clock, within the contract's
+ * skew) puts the state ahead of the samples that follow: they are skipped
+ * and a real thrash behind it goes unseen, until the state is re-anchored
+ * (the server does so when the state is ahead of its clock); then the
+ * thrash opens its alert as it would have. */
+static void test_reanchor(void)
+{
+	struct det_host *h = det_host_new("fut");
+	struct gen g;
+	int64_t opened = 0;
+
+	gen_init(&g, "fut");
+	for (int i = 0; i < 3; i++)
+		CHECK_INT(feed_next(h, &g, 10, &opened), 1);
+	struct gen future = g;
+	CHECK_INT(feed_next(h, &future, 540, &opened), 1);
+	int64_t ahead = det_host_last_ts(h);
+	seed000(&g);
+	for (int i = 0; i < 6; i++)
+		CHECK_INT(feed_next(h, &g, 10, &opened), 0);	/* behind: skipped */
+	CHECK_INT(opened, 0);
+	det_host_reanchor(h, (int64_t)llround((g.ts + 10) * 1000));
+	CHECK(det_host_last_ts(h) < ahead);
+	for (int i = 0; i < 6; i++)
+		CHECK_INT(feed_next(h, &g, 10, &opened), 1);
+	CHECK_INT(opened, 2);	/* thrash and swap_imbalance, as without the future sample */
+	det_host_free(h);
+}
+
 /* Saves h in both formats and checks: version 2 reads back to the same
  * state (saving again gives the same bytes), version 1 reads back to the
  * same state as version 2, version 2 is at most max_pct % of version 1's
@@ -903,6 +943,7 @@ int main(void)
 	test_cgroup_scope();
 	test_gap();
 	test_reboot_and_stale();
+	test_reanchor();
 	test_old_kernel_names();
 	test_oom();
 	test_state_roundtrip_and_corrupt();

@@ -601,7 +601,11 @@ static void test_static(void)
 	CHECK(!static_path_ok("/a\\..\\b"));
 	CHECK(!static_path_ok("/a\nb"));
 	CHECK(!static_path_ok("relative"));
-	CHECK(static_path_ok("/..hidden"));
+	CHECK(!static_path_ok("/..hidden"));	/* no dotfiles at all */
+	CHECK(!static_path_ok("/.env"));
+	CHECK(!static_path_ok("/.git/config"));
+	CHECK(!static_path_ok("/vendor/.npmrc"));
+	CHECK(static_path_ok("/vendor/a.b.js"));
 	CHECK_STR(static_mime("/a/app.js"), "text/javascript; charset=utf-8");
 	CHECK_STR(static_mime("x.CSS"), "text/css; charset=utf-8");
 	CHECK_STR(static_mime("logo.svg"), "image/svg+xml");
@@ -729,13 +733,44 @@ static void test_config(void)
 	int fd = mkstemp(path);
 	CHECK(fd >= 0);
 	FILE *f = fdopen(fd, "w");
-	fputs("# agents\n\n  token-one-1  \ntoken-two-2\n", f);
+	fputs("# agents\n\n  token-one-1  \ntoken-two-2\n"
+	      "token-web-3 name=web hosts=web-*,db-0? new-hosts-per-hour=20\n", f);
 	fclose(f);
 	char *argv8[] = { "vmscope-server", "--tokens-file", path, NULL };
 	CHECK_INT(config_parse(&c, 3, argv8, err, sizeof(err)), 0);
-	CHECK_INT(c.ntokens, 2);
-	CHECK_STR(c.tokens[0], "token-one-1");
-	CHECK_STR(c.tokens[1], "token-two-2");
+	CHECK_INT(c.ntokens, 3);
+	CHECK_STR(c.tokens[0].token, "token-one-1");
+	CHECK(c.tokens[0].hosts == NULL && c.tokens[0].new_hosts_per_hour == 0);
+	CHECK_CONTAINS(c.tokens[0].name, ":3");	/* FILE:LINE */
+	CHECK_STR(c.tokens[1].token, "token-two-2");
+	CHECK_STR(c.tokens[2].token, "token-web-3");
+	CHECK_STR(c.tokens[2].name, "web");
+	CHECK_STR(c.tokens[2].hosts, "web-*,db-0?");
+	CHECK_INT(c.tokens[2].new_hosts_per_hour, 20);
+	config_release(&c);
+	/* a bad scope stops the start naming the line and the option */
+	f = fopen(path, "w");
+	fputs("token-one-1\ntoken-web-3 hosts=web/*\n", f);
+	fclose(f);
+	CHECK_INT(config_parse(&c, 3, argv8, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, ":2: hosts:");
+	f = fopen(path, "w");
+	fputs("token-web-3 new-hosts-per-hour=0\n", f);
+	fclose(f);
+	CHECK_INT(config_parse(&c, 3, argv8, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "new-hosts-per-hour: expected an integer from 1");
+	f = fopen(path, "w");
+	fputs("token-web-3 colour=blue\n", f);
+	fclose(f);
+	CHECK_INT(config_parse(&c, 3, argv8, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "unknown token option");
+	/* the read token from a file (never on the command line) */
+	f = fopen(path, "w");
+	fputs("# read token\nread-token-from-file\n", f);
+	fclose(f);
+	char *argv9[] = { "vmscope-server", "--read-token-file", path, NULL };
+	CHECK_INT(config_parse(&c, 3, argv9, err, sizeof(err)), 0);
+	CHECK_STR(c.read_token, "read-token-from-file");
 	config_release(&c);
 	unlink(path);
 }

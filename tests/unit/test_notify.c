@@ -63,7 +63,7 @@ static void test_receiver_parse(void)
 		{ "am:9093", "http:// or https://" },
 		{ "ftp://x", "http:// or https://" },
 		{ "http://", "http:// or https://" },
-		{ "http://x,format=xml", "format: expected alertmanager or json" },
+		{ "http://x,format=xml", "format: expected alertmanager, json or slack" },
 		{ "http://x,severity=page", "severity: expected warning or critical" },
 		{ "http://x,kinds=", "kinds: expected kind names" },
 		{ "http://x,kinds=thrash||oom", "kinds: expected kind names" },
@@ -236,6 +236,41 @@ static void test_fleet_payload(void)
 	json_decref(h.evidence);
 }
 
+/* Slack and Mattermost read <...> as markup (<!channel>, <URL|text>): the
+ * slack format escapes &, < and > in everything that comes from an alert,
+ * the generic format keeps them. */
+static void test_slack_payload(void)
+{
+	struct alert_rec a = sample_alert();
+	struct notify_receiver r;
+	char err[256];
+	char *e = notify_slack_escape("a<b>&c <!channel> &amp;");
+
+	CHECK_STR(e, "a&lt;b&gt;&amp;c &lt;!channel&gt; &amp;amp;");
+	free(e);
+	CHECK_INT(notify_receiver_parse("https://chat.example/hooks/x,format=slack", &r, err, sizeof(err)), 0);
+	CHECK(r.format == NOTIFY_SLACK);
+	CHECK_CONTAINS(r.name, "slack-");
+	CHECK_STR(r.url, "https://chat.example/hooks/x");
+	notify_receiver_release(&r);
+	a.cgroup = "/<!here>&x";
+	json_t *o = notify_slack_body(&a, "open", "http://vmscope:8080");
+	CHECK(o != NULL && json_object_size(o) == 1);
+	const char *t = json_string_value(json_object_get(o, "text"));
+	CHECK_CONTAINS(t, "[vmscope] FIRING critical thrash on db-07 cgroup /&lt;!here&gt;&amp;x: ");
+	CHECK(t && !strstr(t, "<!here>"));
+	CHECK_CONTAINS(t, " <http://vmscope:8080/#/alerts?host=db-07&kind=thrash&cgroup=%2F%3C%21here%3E%26x|open in vmscope>");
+	json_decref(o);
+	o = notify_webhook_body(&a, "open", "http://vmscope:8080");
+	CHECK_CONTAINS(json_string_value(json_object_get(o, "text")), "cgroup /<!here>&x: ");
+	json_decref(o);
+	a.cgroup = "/x\xe2\x80\xae" "gnp.exe";	/* U+202E: the rest would read reversed */
+	o = notify_slack_body(&a, "open", "http://vmscope:8080");
+	CHECK_CONTAINS(json_string_value(json_object_get(o, "text")), "cgroup /x\\u202Egnp.exe: ");
+	json_decref(o);
+	json_decref(a.evidence);
+}
+
 static void test_backoff(void)
 {
 	CHECK_INT(notify_backoff_ms(1, 0.0), 500);
@@ -332,6 +367,7 @@ int main(void)
 	test_am_payload();
 	test_webhook_payload();
 	test_fleet_payload();
+	test_slack_payload();
 	test_backoff();
 	test_silence_parse();
 	return harness_report("test_notify");

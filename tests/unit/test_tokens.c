@@ -92,6 +92,29 @@ static void test_table(void)
 	/* a garbage hash in the table is ignored, not fatal */
 	CHECK(exec_ok(c, "INSERT INTO ingest_tokens (name, sha256) VALUES ('bad', 'XYZ')"));
 	CHECK_INT(tokens_check(t, "table-token-1", 13, 10 + TOKENS_CACHE_MS), TOKENS_DB_KEY0);
+	/* scopes (093_token_scopes.sql): the grant carries the row's name,
+	 * host patterns and new-host budget; a table without the columns
+	 * (above) gave unscoped grants */
+	struct token_grant g;
+	CHECK_INT(tokens_check_grant(t, "table-token-1", 13, 10 + TOKENS_CACHE_MS, &g), TOKENS_DB_KEY0);
+	CHECK_STR(g.name, "one");
+	CHECK_STR(g.hosts, "");
+	CHECK_INT(g.new_hosts_per_hour, 0);
+	CHECK(exec_ok(c, "ALTER TABLE ingest_tokens ADD COLUMN hosts text, ADD COLUMN new_hosts_per_hour integer"));
+	CHECK(exec_ok(c, "UPDATE ingest_tokens SET hosts = 'web-*,db-0?', new_hosts_per_hour = 7 "
+			 "WHERE name = 'one'"));
+	tokens_sha256_hex("table-token-2", 13, hex);
+	snprintf(sql, sizeof(sql), "INSERT INTO ingest_tokens (name, sha256, hosts) VALUES ('two', '%s', 'a/b')", hex);
+	CHECK(exec_ok(c, sql));
+	CHECK_INT(tokens_check_grant(t, "table-token-1", 13, 10 + 2 * TOKENS_CACHE_MS, &g), TOKENS_DB_KEY0);
+	CHECK_STR(g.hosts, "web-*,db-0?");
+	CHECK_INT(g.new_hosts_per_hour, 7);
+	/* a row whose patterns this build cannot read grants nothing */
+	CHECK_INT(tokens_check(t, "table-token-2", 13, 10 + 2 * TOKENS_CACHE_MS), -1);
+	/* static tokens are named by their place */
+	CHECK_INT(tokens_check_grant(t, "static-token-0", 14, 10 + 2 * TOKENS_CACHE_MS, &g), 0);
+	CHECK_STR(g.name, "--token #1");
+	CHECK_STR(g.hosts, "");
 	tokens_free(t);
 	PQfinish(c);
 	testdb_drop(&db);

@@ -1,7 +1,9 @@
 // api.js - the only place the dashboard talks to the server (docs/api.md).
 // Relative URLs, so the page works behind a path prefix. A read token, when
 // the server was started with --read-token, is taken once from ?token= on the
-// page URL and kept in localStorage.
+// page URL and kept in localStorage; a link carrying a different token than
+// the one kept replaces it only when the user says so (a link from someone
+// else must not switch the dashboard to their token without a word).
 
 const TOKEN_KEY = "vmscope.readToken";
 
@@ -9,14 +11,19 @@ function readToken() {
   const q = new URLSearchParams(location.search);
   const t = q.get("token");
   if (t) {
+    let keep = t;
     try {
-      localStorage.setItem(TOKEN_KEY, t);
+      const stored = localStorage.getItem(TOKEN_KEY);
+      if (stored && stored !== t && !window.confirm(
+        "This link carries a read token other than the one this browser keeps for this dashboard. " +
+        "Use the link's token from now on?")) keep = stored;
+      localStorage.setItem(TOKEN_KEY, keep);
       // keep the token out of the address bar and the history once stored
       q.delete("token");
       const rest = q.toString();
       history.replaceState(history.state, "", location.pathname + (rest ? "?" + rest : "") + location.hash);
     } catch (_) { /* private mode: keep it in the URL */ }
-    return t;
+    return keep;
   }
   try { return localStorage.getItem(TOKEN_KEY); } catch (_) { return null; }
 }
@@ -29,7 +36,7 @@ export class ApiError extends Error {
   }
 }
 
-// The response of a request index.html started before the modules loaded
+// The response of a request js/boot.js started before the modules loaded
 // (window.vmscopeEarly, URL -> fetch promise: the first view's first
 // calls), once, when url is that same request; else null.
 function takeEarly(url) {

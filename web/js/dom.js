@@ -1,7 +1,11 @@
 // dom.js - a tiny element builder so views stay readable without a framework:
 // h("td", {class: "num"}, "12") -> <td class="num">12</td>. Children may be
 // strings, nodes, arrays or null (skipped). Text is always set as text, never
-// parsed as HTML, so host names and alert summaries cannot inject markup.
+// parsed as HTML, so host names and alert summaries cannot inject markup, and
+// control and bidirectional characters in it (and in titles) are shown
+// escaped (format.js visible).
+import { visible } from "./format.js";
+
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -9,6 +13,7 @@ export function h(tag, attrs = {}, ...children) {
     if (k === "class") el.className = v;
     else if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
     else if (k === "dataset") Object.assign(el.dataset, v);
+    else if (k === "title") el.setAttribute(k, visible(v));
     else el.setAttribute(k, v === true ? "" : String(v));
   }
   append(el, children);
@@ -20,7 +25,7 @@ function append(el, children) {
     if (c === null || c === undefined || c === false) continue;
     if (Array.isArray(c)) append(el, c);
     else if (c instanceof Node) el.appendChild(c);
-    else el.appendChild(document.createTextNode(String(c)));
+    else el.appendChild(document.createTextNode(visible(c)));
   }
 }
 

@@ -192,3 +192,12 @@ export function axisFormatter(unit) {
     default: return fmtNum;
   }
 }
+
+// Control and Unicode bidirectional-formatting characters written out as
+// \uXXXX: a name from an agent (a cgroup path keeps what the kernel gave)
+// must not reorder or hide the text around it ("Trojan Source"). Tabs and
+// newlines stay.
+const UNSEEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+export function visible(s) {
+  return String(s).replace(UNSEEN, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+}

@@ -43,7 +43,7 @@ const afterPaint = () => new Promise((r) => {
   requestAnimationFrame(() => setTimeout(() => { clearTimeout(t); r(); }, 0));
 });
 
-// The plan index.html's inline script follows (hostplan.js startEarly), once:
+// The plan js/boot.js follows (hostplan.js startEarly), once:
 // the first load of this hash then asks for the same window and points, so
 // that api.js hands over the answers already on their way. A promise of
 // {win, points, names} or null.
@@ -336,7 +336,7 @@ export function mount(el, route) {
     const early = plan ? await plan.catch(() => null) : null;
     plan = null;
     if (early && early.names === first.resolved.names.join(",")) {
-      // the inline script's requests: same window, points and names
+      // boot.js's requests: same window, points and names
       win = early.win;
       points = early.points;
     } else if (!win.fixed) {

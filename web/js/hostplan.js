@@ -1,7 +1,7 @@
 // hostplan.js - what the host view's first load asks the server for (the
 // window, the number of points, the series_batch and alerts requests), as a
 // pure function of the URL hash, the window's width and the /metrics answer.
-// Why a module of its own: index.html's inline script imports it to send
+// Why a module of its own: js/boot.js imports it to send
 // those requests while the other modules load and evaluate (the server's
 // answers then overlap that time instead of following it), and host.js
 // asks for exactly the same URLs, which api.js hands over (vmscopeEarly).
@@ -29,7 +29,7 @@ export function windowOf(params, now = Date.now() / 1000) {
 // chart's plot area. The chart grid (css/app.css .charts: columns of at
 // least 560 px, 10 px gaps, 14 px page padding) and a chart's frame (18 px)
 // and axes (2 x 60 px) give the plot width without laying the page out, so
-// the inline script knows it before the CSS has loaded. Two pixels a point:
+// boot.js knows it before the CSS has loaded. Two pixels a point:
 // the min..max band still shows every spike, and a 7-day answer is half of
 // what one point a pixel costs (bytes, server and page time).
 export function pointsFor(viewportWidth) {
@@ -66,9 +66,9 @@ export function requestsFor(host, cgroup, win, names, points, version = 0) {
 
 export const batchPath = (host) => "hosts/" + encodeURIComponent(host) + "/series_batch";
 
-// Called by index.html's inline script on a host view: sends the alerts
+// Called by js/boot.js on a host view: sends the alerts
 // request now and the series_batch ones once the /metrics answer is in
-// (metricsJson: the parsed answer of the request the inline script already
+// (metricsJson: the parsed answer of the request boot.js already
 // sent); each fetch promise goes into early (URL -> promise) for api.js.
 // Resolves to the plan host.js's first load follows ({win, points, names}:
 // names as a comma list), or null when the hash is not a host view or the
