@@ -1086,7 +1086,31 @@ static void test_kernel_bugs(void)
 	CHECK(!kbug_inside(KB_KSWAPD_WRITEBACK, &k));
 	kver_parse(&k, "4.12.14");
 	CHECK(!kbug_inside(KB_LAZYFREE_SWAPLESS, &k));
+	/* the stable releases that received the fixes (release announcements) */
+	static const struct { const char *rel; enum kbug b; int inside; } stable[] = {
+		{ "4.14.134", KB_COLD_ANON, 1 }, { "4.14.135", KB_COLD_ANON, 0 },
+		{ "4.19.61", KB_COLD_ANON, 1 }, { "4.19.62", KB_COLD_ANON, 0 },
+		{ "5.1.20", KB_COLD_ANON, 1 }, { "5.1.21", KB_COLD_ANON, 0 },
+		{ "5.2.2", KB_COLD_ANON, 1 }, { "5.2.3", KB_COLD_ANON, 0 },
+		{ "5.5.6", KB_SCAN_ROUNDUP, 1 }, { "5.5.7", KB_SCAN_ROUNDUP, 0 },
+		/* 68600f623d69 was backported to 4.14 and 4.19 before the fix */
+		{ "4.19.106", KB_SCAN_ROUNDUP, 1 }, { "4.19.107", KB_SCAN_ROUNDUP, 0 },
+		{ "4.14.171", KB_SCAN_ROUNDUP, 1 }, { "4.14.172", KB_SCAN_ROUNDUP, 0 },
+		{ "4.9.300", KB_SCAN_ROUNDUP, 0 },
+	};
+	for (size_t i = 0; i < sizeof(stable) / sizeof(stable[0]); i++) {
+		kver_parse(&k, stable[i].rel);
+		if (kbug_inside(stable[i].b, &k) != stable[i].inside)
+			fprintf(stderr, "kernel %s: inside %d, expected %d\n", stable[i].rel,
+				kbug_inside(stable[i].b, &k), stable[i].inside);
+		CHECK_INT(kbug_inside(stable[i].b, &k), stable[i].inside);
+	}
+	kver_parse(&k, "4.19.106");
+	CHECK_CONTAINS(kbug_verdict(KB_SCAN_ROUNDUP, &k, buf, sizeof(buf)), "fix only in 4.19.107");
+	kver_parse(&k, "4.14.200");
+	CHECK_CONTAINS(kbug_verdict(KB_SCAN_ROUNDUP, &k, buf, sizeof(buf)), "kernel 4.14.200 is before");
 	kver_parse(&k, NULL);
+	CHECK_CONTAINS(kbug_verdict(KB_COLD_ANON, &k, buf, sizeof(buf)), "4.14.135, 4.19.62, 5.1.21 and 5.2.3");
 	CHECK_CONTAINS(kbug_verdict(KB_SCAN_ROUNDUP, &k, buf, sizeof(buf)), "upstream fix");
 	/* truncation is safe */
 	kbug_verdict(KB_SCAN_ROUNDUP, &k, buf, 8);
