@@ -428,8 +428,19 @@ static void part_view(struct dview *v, bool is_cgroup, const int64_t *from, cons
 	build_rates(v, from, to, dt, ps);
 }
 
+/* Whether anything was swapped out (or swap in use changed) in the window:
+ * if not, the window has nothing to say and its views are not built. */
+static bool window_moved(const struct scope *c)
+{
+	static const int swap_ctr[] = { C_PSWPOUT, C_ZSWPOUT, C_SWAP_USED };
+	for (size_t j = 0; j < sizeof(swap_ctr) / sizeof(swap_ctr[0]); j++)
+		if (c->anc[0].c[swap_ctr[j]] != c->cur.c[swap_ctr[j]])
+			return true;
+	return false;
+}
+
 /* Builds the window views of every scope whose snapshots match the
- * host's (wvalid). */
+ * host's and whose swap moved in the window (wvalid). */
 static void batch_windows(struct det_host *h, int64_t ts, double ps, const struct kver *kv)
 {
 	struct scope *hs = &h->sc[0];
@@ -441,14 +452,18 @@ static void batch_windows(struct det_host *h, int64_t ts, double ps, const struc
 	const struct anchor *a = hs->anc;
 	double dt = (double)(ts - a[0].ts_ms) / 1000.0;
 	double d_old = (double)(a[1].ts_ms - a[0].ts_ms) / 1000.0, d_new = (double)(ts - a[1].ts_ms) / 1000.0;
+	/* the host's window view is built whenever a cgroup's is: a cgroup's
+	 * view borrows the host's (PSI, attributions) */
 	host_view(&hs->wview, hs, a[0].c, dt, ps, kv);
-	part_view(&hs->wold, false, a[0].c, a[1].c, d_old, ps);
-	part_view(&hs->wnew, false, a[1].c, hs->cur.c, d_new, ps);
-	hs->wvalid = true;
+	if (window_moved(hs)) {
+		part_view(&hs->wold, false, a[0].c, a[1].c, d_old, ps);
+		part_view(&hs->wnew, false, a[1].c, hs->cur.c, d_new, ps);
+		hs->wvalid = true;
+	}
 	for (size_t i = 1; i < h->nsc; i++) {
 		struct scope *c = &h->sc[i];
 		if (!c->seen || !c->valid || c->nanc < NANCHOR || c->anc[0].ts_ms != a[0].ts_ms ||
-		    c->anc[1].ts_ms != a[1].ts_ms)
+		    c->anc[1].ts_ms != a[1].ts_ms || !window_moved(c))
 			continue;
 		cgroup_view(&c->wview, c, c->anc[0].c, &hs->wview, dt, ps);
 		part_view(&c->wold, true, c->anc[0].c, c->anc[1].c, d_old, ps);
