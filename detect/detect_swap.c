@@ -343,6 +343,8 @@ void detect_over_swap_window(const struct dview *win, const struct dview *older,
 	o->level = DL_CLEAR;
 	if (isnan(total) || isnan(a) || isnan(b) || total <= 0 || a < 0.25 * total || b < 0.25 * total)
 		return;
+	if (!win->is_cgroup && !isnan(win->global_share) && win->global_share < 0.25)
+		return;	/* the host's balance only where machine-wide reclaim runs (as per interval) */
 	over_swap(win, o);
 	if (o->level == DL_CLEAR || !o->text)
 		return;

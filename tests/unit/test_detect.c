@@ -31,6 +31,7 @@ struct gen {
 	double cg_dirty, cg_writeback;	/* bytes, the cgroup's total_dirty/_writeback */
 	double psi_some_rate, psi_some_total;	/* host memory PSI, share 0..1 */
 	int no_psi;
+	int limit_reclaim;	/* swap_batch(): cgroup-limit reclaim (kswapd scans nothing) */
 };
 
 static int slot(struct gen *g, const char *k)
@@ -171,7 +172,7 @@ static void swap_batch(struct gen *g, double mib)
 	set_rate(g, "pgsteal_file", pages / 4);
 	set_rate(g, "pgscan_anon", pages * 1.2);
 	set_rate(g, "pgscan_file", pages / 4 * 1.1);
-	set_rate(g, "pgscan_kswapd", pages * 1.2 + pages / 4 * 1.1);
+	set_rate(g, "pgscan_kswapd", g->limit_reclaim ? 0 : pages * 1.2 + pages / 4 * 1.1);
 	set_growth(g, "SwapFree", -mib * 1024);	/* kB/s */
 }
 
@@ -962,6 +963,17 @@ static void test_overswap_batches(void)
 			CHECK_INT(detect_mem_count(m), 0);
 			detect_mem_free(m);
 		}
+
+		/* the same swap-out by cgroups at their own limits: not the
+		 * host's balance, per interval or over the window */
+		m = detect_mem_new();
+		gen_init(&g, "limits");
+		g.interval = every[i];
+		g.limit_reclaim = 1;
+		run_batches(m, &g, 20, 0, NULL, 0, 0, every[i]);
+		run_batches(m, &g, 120, 4, NULL, 0, 16, every[i]);
+		CHECK_INT(detect_mem_count(m), 0);
+		detect_mem_free(m);
 	}
 }
 
