@@ -35,7 +35,7 @@ struct kstate {
 	int64_t miss_ms;	/* pending: time covered by the other samples' intervals */
 };
 
-/* A counter snapshot that starts a batch window (see batch_window()). */
+/* A counter snapshot that starts a batch window ("batch windows" below). */
 struct anchor {
 	int64_t ts_ms;
 	int64_t c[NCTR];
