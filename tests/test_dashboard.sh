@@ -63,7 +63,7 @@ e2e_run_browser tests/browser/dashboard.test.mjs VMSCOPE_ADMIN_TOKEN="$ADMIN_TOK
 if ! python3 tests/browser/gen_samples.py --url "$E2E_URL" --token "$E2E_TOKEN" --only-recordings; then
 	bad "posting the recorded hosts"
 fi
-e2e_run_browser tests/browser/views.test.mjs SERVER="$SERVER" SERVER_DB="$E2E_DB" SERVER_TOKEN="$E2E_TOKEN" \
+e2e_run_browser tests/browser/views.test.mjs VMSCOPE_ADMIN_TOKEN="$ADMIN_TOKEN" SERVER="$SERVER" SERVER_DB="$E2E_DB" SERVER_TOKEN="$E2E_TOKEN" \
 	SCHEMA_DIR="$E2E_ROOT/schema" WEB_DIR="$E2E_ROOT/web"
 e2e_server_stop
 

@@ -20,6 +20,7 @@
 // Screenshots: OUT/views-*.png. Prints "N passed, N failed".
 //
 // env: VMSCOPE_URL (a server holding gen_samples.py --recordings' hosts),
+//      VMSCOPE_ADMIN_TOKEN (the server's admin token: silences),
 //      SERVER (binary), SERVER_DB (conninfo of its database), SERVER_TOKEN,
 //      SCHEMA_DIR, WEB_DIR, OUT, CHROMIUM
 import { session } from "./harness.mjs";
@@ -32,6 +33,7 @@ import path from "node:path";
 const BASE = process.env.VMSCOPE_URL;
 const OUT = process.env.OUT || "tests/out";
 const { SERVER, SERVER_DB, SERVER_TOKEN, SCHEMA_DIR, WEB_DIR } = process.env;
+const ADMIN = process.env.VMSCOPE_ADMIN_TOKEN || "";
 if (!BASE || !SERVER || !SERVER_DB || !SERVER_TOKEN || !SCHEMA_DIR || !WEB_DIR) {
   console.error("VMSCOPE_URL, SERVER, SERVER_DB, SERVER_TOKEN, SCHEMA_DIR and WEB_DIR must be set");
   process.exit(2);
@@ -375,7 +377,7 @@ async function triage() {
   check("a host silent after an OOM kill: the chip reads \"oom_kill → silent · age\", not struck through", !!oomChip &&
     /^oom_kill \u2192 silent · \d+[smhd]$/.test(oomChip.text) && /then the host went silent/.test(oomChip.title) && !/resolved/.test(oomChip.cls), JSON.stringify(oomChip));
   // a silenced alert: marked on the fleet's chip and the host view's strip
-  const silRes = await fetch(BASE + "/api/v1/silences", { method: "POST", headers: { Authorization: "Bearer " + SERVER_TOKEN, "Content-Type": "application/json" },
+  const silRes = await fetch(BASE + "/api/v1/silences", { method: "POST", headers: { Authorization: "Bearer " + ADMIN, "Content-Type": "application/json" },
     body: JSON.stringify({ host: "rec-07", kind: "thrash", duration_s: 600, comment: "views test" }) });
   const silence = await silRes.json();
   await page.goto(BASE + "/#/fleet?q=rec-07");
@@ -388,7 +390,7 @@ async function triage() {
   await until(page, () => document.querySelector('#alert-strip a.chip[data-alert-id]'), undefined, 20000);
   const strip = await page.$$eval("#alert-strip a.chip", (cs) => cs.map((c) => ({ cls: c.className, title: c.title, id: c.dataset.alertId })));
   check("and on the host view's alert strip", strip.some((c) => c.id === String(thrash?.id) && /silenced/.test(c.cls) && /silenced/.test(c.title)), JSON.stringify(strip));
-  await fetch(BASE + "/api/v1/silences/" + silence.id, { method: "DELETE", headers: { Authorization: "Bearer " + SERVER_TOKEN } });
+  await fetch(BASE + "/api/v1/silences/" + silence.id, { method: "DELETE", headers: { Authorization: "Bearer " + ADMIN } });
   await page.goto(BASE + "/#/fleet");
   await until(page, () => document.querySelectorAll("#fleet-table tbody tr[data-host]").length >= 5);
   // the label column: the one label the user chose, kept in the hash

@@ -7,7 +7,9 @@
 set -uo pipefail
 . "$(dirname "$0")/_lib.sh"
 e2e_init fleet_layout
-e2e_server_start
+ADMIN="admin-$RANDOM$RANDOM"
+printf '%s\n' "$ADMIN" >"$E2E_DIR/admin.token"
+e2e_server_start --admin-token-file "$E2E_DIR/admin.token"
 
 # two hosts, 25 min of 10 s samples ending now; a third only 3 h ago
 now=$(e2e_now)
@@ -39,7 +41,7 @@ e2e_psql "INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, o
 	       ('fl-a', NULL, 'oom_kill', 'critical', 'resolved', now() - interval '12 minutes',
 	        now() - interval '12 minutes', now() - interval '10 minutes', now(), '1 OOM kill in 10 s', '{}')" >/dev/null ||
 	bad "writing fl-a's alerts"
-post_admin() { curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $E2E_TOKEN" -H 'Content-Type: application/json' -d "$1" "$E2E_URL$2"; }
+post_admin() { curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' -d "$1" "$E2E_URL$2"; }
 [ "$(post_admin '{"host":"fl-a","kind":"thrash","duration_s":600,"comment":"fleet test"}' /api/v1/silences)" = 201 ] ||
 	bad "silencing fl-a's thrash"
 
