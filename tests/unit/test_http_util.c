@@ -4,6 +4,7 @@
 #include "harness.h"
 #include "testparams.h"
 
+#include "alert_kinds.h"
 #include "api_fleet.h"
 #include "auth.h"
 #include "body.h"
@@ -14,9 +15,12 @@
 #include "ratelimit.h"
 #include "route.h"
 #include "static.h"
+#include "suggest.h"
 #include "timeparse.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 static void test_timeparse(void)
@@ -168,19 +172,44 @@ static void test_params(void)
 	CHECK_STR(sq.cgroup, "/user.slice");
 	CHECK_INT(sq.points, 100);
 	CHECK_INT(sq.since_ms, 1764510000000LL);
+	CHECK_INT(sq.cgroup_version, 0);
+	const char *s_ver[] = { "metric", "stat.anon", "cgroup", "/user.slice", "cgroup_version", "1", NULL };
+	CHECK_INT(series_with(s_ver, &sq, err), 0);
+	CHECK_INT(sq.cgroup_version, 1);
+	const char *s_ver3[] = { "metric", "stat.anon", "cgroup", "/user.slice", "cgroup_version", "3", NULL };
+	CHECK_INT(series_with(s_ver3, &sq, err), -1);
+	CHECK_CONTAINS(err, "cgroup_version:");
+	const char *s_ver_alone[] = { "metric", "stat.anon", "cgroup_version", "2", NULL };
+	CHECK_INT(series_with(s_ver_alone, &sq, err), -1);
+	CHECK_CONTAINS(err, "only with cgroup");
 
-	/* fleet */
+	/* fleet: as many points as the 5-minute rollups give, or a 400
+	 * naming the allowed ones */
 	int w, p;
 	struct kv kv = { none };
 	struct param_src src = { kv_get, &kv };
 	CHECK_INT(params_fleet(&src, &w, &p, err, sizeof(err)), 0);
 	CHECK_INT(w, 3600);
+	CHECK_INT(p, 13);
+	CHECK_INT(params_fleet_max_points(86400), 289);
+	CHECK_INT(params_fleet_max_points(60), 2);
+	const char *f_13[] = { "points", "13", NULL };
+	kv.pairs = f_13;
+	CHECK_INT(params_fleet(&src, &w, &p, err, sizeof(err)), 0);
+	CHECK_INT(p, 13);
+	const char *f_60[] = { "points", "60", NULL };
+	kv.pairs = f_60;
+	CHECK_INT(params_fleet(&src, &w, &p, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "points: expected 1 to 13 for window=3600");
+	const char *f_day[] = { "window", "86400", "points", "60", NULL };
+	kv.pairs = f_day;
+	CHECK_INT(params_fleet(&src, &w, &p, err, sizeof(err)), 0);
 	CHECK_INT(p, 60);
 	const char *f_bad[] = { "window", "86401", NULL };
 	kv.pairs = f_bad;
 	CHECK_INT(params_fleet(&src, &w, &p, err, sizeof(err)), -1);
 	CHECK_CONTAINS(err, "window:");
-	const char *f_badp[] = { "points", "501", NULL };
+	const char *f_badp[] = { "window", "86400", "points", "290", NULL };
 	kv.pairs = f_badp;
 	CHECK_INT(params_fleet(&src, &w, &p, err, sizeof(err)), -1);
 	CHECK_CONTAINS(err, "points:");
@@ -585,6 +614,30 @@ static void test_static(void)
 	CHECK_STR(static_mime("index.html"), "text/html; charset=utf-8");
 	CHECK_STR(static_mime("noext"), "application/octet-stream");
 	CHECK_STR(static_mime("dir.d/noext"), "application/octet-stream");
+
+	/* the vendored chart library, present or not */
+	char dir[] = "/tmp/vmscope-web-XXXXXX", path[256];
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_STR(static_missing_vendor(dir), "vendor/uPlot.min.esm.js");
+	snprintf(path, sizeof(path), "%s/vendor", dir);
+	CHECK_INT(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/vendor/uPlot.min.esm.js", dir);
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f)
+		fclose(f);
+	CHECK_STR(static_missing_vendor(dir), "vendor/uPlot.min.css");
+	char css[256];
+	snprintf(css, sizeof(css), "%s/vendor/uPlot.min.css", dir);
+	f = fopen(css, "w");
+	if (f)
+		fclose(f);
+	CHECK(static_missing_vendor(dir) == NULL);
+	unlink(css);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/vendor", dir);
+	rmdir(path);
+	rmdir(dir);
 }
 
 static void test_config(void)
@@ -765,9 +818,55 @@ static void test_metrics(void)
 	free(text);
 }
 
+/* "did you mean" for a metric name a host never reported */
+static void test_suggest(void)
+{
+	static const char *const names[] = {
+		"vmstat.workingset_refault_anon", "vmstat.workingset_refault_file", "vmstat.pgscan_kswapd",
+		"vmstat.pgscan_direct", "vmstat.pgsteal_kswapd", "psi.memory.some.avg10", "meminfo.Dirty",
+	};
+	const size_t n = sizeof(names) / sizeof(names[0]);
+	const char *out[SUGGEST_MAX];
+
+	/* the pre-5.9 name on a 6.x host: its two successors */
+	size_t k = suggest_names("vmstat.workingset_refault", names, n, out, SUGGEST_MAX);
+	CHECK_INT(k, 2);
+	CHECK_STR(out[0], "vmstat.workingset_refault_anon");
+	CHECK_STR(out[1], "vmstat.workingset_refault_file");
+	/* a typo: the closest first */
+	k = suggest_names("vmstat.pgscan_kswpad", names, n, out, SUGGEST_MAX);
+	CHECK(k >= 1);
+	CHECK_STR(out[0], "vmstat.pgscan_kswapd");
+	k = suggest_names("psi.memory.some.avg", names, n, out, 1);
+	CHECK_INT(k, 1);
+	CHECK_STR(out[0], "psi.memory.some.avg10");
+	/* nothing close */
+	CHECK_INT(suggest_names("settings.vm.swappiness", names, n, out, SUGGEST_MAX), 0);
+	CHECK_INT(suggest_names("meminfo.Dirty", names, n, out, SUGGEST_MAX), 0);	/* itself is not a suggestion */
+	CHECK_INT(suggest_names("x", names, 0, out, SUGGEST_MAX), 0);
+}
+
+static void test_alert_kinds(void)
+{
+	char buf[400];
+
+	CHECK(alert_kind_known("thrash"));
+	CHECK(alert_kind_known("host_silent"));
+	CHECK(alert_kind_known("compaction_stall"));
+	CHECK(!alert_kind_known("trash"));
+	CHECK(!alert_kind_known(""));
+	alert_kinds_text(buf, sizeof(buf));
+	CHECK_CONTAINS(buf, "thrash, swap_imbalance");
+	CHECK_CONTAINS(buf, "host_silent");
+	alert_kinds_text(buf, 10);
+	CHECK_INT(strlen(buf), 9);
+}
+
 int main(void)
 {
 	test_timeparse();
+	test_suggest();
+	test_alert_kinds();
 	test_params();
 	test_params_nul();
 	test_route();
