@@ -38,8 +38,8 @@ fi
 open_thrash=$(e2e_psql "SELECT count(*) FROM alerts WHERE host = 'db-07' AND kind = 'thrash' AND state = 'open'")
 if [ "$open_thrash" = 0 ]; then
 	echo "test_dashboard: the detectors raised no thrash alert on db-07; writing one with psql"
-	e2e_psql "INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, ended_at, updated_at, summary, evidence)
-		VALUES ('db-07', NULL, 'thrash', 'critical', 'open',
+	e2e_psql "INSERT INTO alerts (host_id, host, cgroup, kind, severity, state, started_at, opened_at, ended_at, updated_at, summary, evidence)
+		VALUES ((SELECT id FROM host_names WHERE name = 'db-07'), 'db-07', NULL, 'thrash', 'critical', 'open',
 		        now() - interval '24 minutes', now() - interval '23 minutes', NULL, now(),
 		        'file refaults 40000/s with memory PSI some 45% and reclaim efficiency 38%',
 		        '{\"workingset_refault_file_per_s\": 40000.0, \"psi_memory_some_pct\": 45.0, \"reclaim_efficiency\": 0.38}')" >/dev/null ||

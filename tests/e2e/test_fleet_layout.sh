@@ -38,11 +38,14 @@ req GET "/api/v1/alerts?host=fl-old&kind=host_silent&state=open"
 check_jq '.alerts | length == 0' "fl-old posted just now: no host_silent"
 
 # an open alert (silenced) and one that ended 10 minutes ago on fl-a, as rows
-e2e_psql "INSERT INTO alerts (host, cgroup, kind, severity, state, started_at, opened_at, ended_at, updated_at, summary, evidence)
-	VALUES ('fl-a', '/system.slice/db.service', 'thrash', 'critical', 'open', now() - interval '20 minutes',
-	        now() - interval '19 minutes', NULL, now(), 'refaults 4000 pages/s', '{}'),
+e2e_psql "INSERT INTO alerts (host_id, host, cgroup, kind, severity, state, started_at, opened_at, ended_at, updated_at, summary, evidence)
+	SELECT n.id, v.* FROM host_names n, (VALUES
+	       ('fl-a', '/system.slice/db.service', 'thrash', 'critical', 'open', now() - interval '20 minutes',
+	        now() - interval '19 minutes', NULL::timestamptz, now(), 'refaults 4000 pages/s', '{}'::jsonb),
 	       ('fl-a', NULL, 'oom_kill', 'critical', 'resolved', now() - interval '12 minutes',
-	        now() - interval '12 minutes', now() - interval '10 minutes', now(), '1 OOM kill in 10 s', '{}')" >/dev/null ||
+	        now() - interval '12 minutes', now() - interval '10 minutes', now(), '1 OOM kill in 10 s', '{}'))
+	       AS v(host, cgroup, kind, severity, state, started_at, opened_at, ended_at, updated_at, summary, evidence)
+	WHERE n.name = v.host" >/dev/null ||
 	bad "writing fl-a's alerts"
 post_admin() { curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' -d "$1" "$E2E_URL$2"; }
 [ "$(post_admin '{"host":"fl-a","kind":"thrash","duration_s":600,"comment":"fleet test"}' /api/v1/silences)" = 201 ] ||

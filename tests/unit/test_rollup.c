@@ -295,7 +295,7 @@ static void put_limit_host(struct store *st, int64_t t0)
 				if (x->m.f[f].id == zero[k])
 					x->m.f[f].v = 1000;
 		if (i % 40 == 39) {
-			CHECK_INT(teststore_put(st, s, 40), STORE_OK);
+			CHECK_INT(teststore_put_ckpt(st, s, 40), STORE_OK);
 			for (int k = 0; k < 40; k++)
 				sample_release(&s[k]);
 		}
