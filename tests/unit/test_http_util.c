@@ -435,6 +435,30 @@ static void test_body(void)
 	CHECK_INT(membudget_used(&mb), 3 * b1.cap);
 	body_release(&b1);
 	CHECK_INT(membudget_used(&mb), 0);
+	/* a whole body reserves its parse on top of its buffer, which another
+	 * holder can make fail (then nothing is reserved); the reservation
+	 * goes back with the body */
+	membudget_init(&mb, 100000);
+	body_init_budget(&b1, 1u << 20, &mb, 1);
+	body_init_budget(&b2, 1u << 20, &mb, 1);
+	CHECK_INT(body_append(&b1, kb, 100), BODY_OK);
+	CHECK_INT(body_append(&b2, kb, 100), BODY_OK);
+	CHECK(body_reserve(&b1, 50000));
+	CHECK_INT(membudget_used(&mb), b1.cap + b2.cap + 50000);
+	CHECK(!body_reserve(&b2, 50000));
+	CHECK_INT(membudget_used(&mb), b1.cap + b2.cap + 50000);
+	body_release(&b1);
+	CHECK(body_reserve(&b2, 50000));
+	body_release(&b2);
+	CHECK_INT(membudget_used(&mb), 0);
+	/* a buffer past the size where it is mapped rather than malloc'd keeps
+	 * its bytes while it grows and is released like any other */
+	body_init(&b1, 4u << 20);
+	for (int k = 0; k < 100; k++)
+		CHECK_INT(body_append(&b1, kb, sizeof(kb)), BODY_OK);
+	CHECK_INT(b1.len, 100 * sizeof(kb));
+	CHECK(b1.buf[0] == 'x' && b1.buf[b1.len - 1] == 'x' && b1.buf[b1.len] == '\0');
+	body_release(&b1);
 	CHECK(membudget_take(NULL, 1u << 30, 0));
 	free(gz);
 
