@@ -9,6 +9,7 @@
 #include "detect.h"
 #include "http.h"
 #include "log.h"
+#include "ingest.h"
 #include "malloc_tune.h"
 #include "membudget.h"
 #include "metrics.h"
@@ -84,6 +85,7 @@ int main(int argc, char **argv)
 	app.cfg = &cfg;
 	atomic_init(&app.store, NULL);
 	membudget_init(&inflight, cfg.max_inflight);
+	membudget_set_lone(&inflight, ingest_lone_bytes(cfg.max_body));
 	app.inflight = &inflight;
 	app.engine = detect_engine_new();
 	app.rl = ratelimit_new(cfg.rate_limit, tokens_nkeys());

@@ -73,25 +73,28 @@ int body_append(struct body *b, const char *data, size_t len)
 		b->too_big = true;
 		return BODY_ETOOBIG;
 	}
+	/* the bytes themselves are reserved, not the buffer's capacity: a
+	 * client that stalls holds what it sent (a mapped buffer's unwritten
+	 * pages are not resident; a small one's slack is under BODY_MAP_FROM) */
+	size_t need = len * b->per_byte;
+	if (!membudget_take(b->mb, need, b->held + b->also_held))
+		return BODY_EBUSY;
 	if (b->len + len + 1 > b->cap) {
 		size_t cap = b->cap ? b->cap
-			     : b->expect >= 16384 && !mapped(b->expect + 1) ? b->expect + 1 : 16384;
+			     : b->expect >= 4096 && !mapped(b->expect + 1) ? b->expect + 1 : 4096;
 		while (cap < b->len + len + 1)
 			cap *= 2;
 		if (cap > b->limit + 1)
 			cap = b->limit + 1;
-		size_t need = (cap - b->cap) * b->per_byte;
-		if (!membudget_take(b->mb, need, b->held + b->also_held))
-			return BODY_EBUSY;
 		char *grown = grow(b->buf, b->len, b->cap, cap);
 		if (!grown) {
 			membudget_give(b->mb, need);
 			return BODY_ENOMEM;
 		}
 		b->buf = grown;
-		b->held += need;
 		b->cap = cap;
 	}
+	b->held += need;
 	memcpy(b->buf + b->len, data, len);
 	b->len += len;
 	b->buf[b->len] = '\0';
@@ -104,6 +107,21 @@ bool body_reserve(struct body *b, size_t n)
 		return false;
 	b->held += n;
 	return true;
+}
+
+void body_keep_reservation(struct body *b, size_t n)
+{
+	if (n > b->held)
+		membudget_force(b->mb, n - b->held);
+	else
+		membudget_give(b->mb, b->held - n);
+	if (b->buf && mapped(b->cap))
+		munmap(b->buf, b->cap);
+	else
+		free(b->buf);
+	b->buf = NULL;
+	b->len = b->cap = 0;
+	b->held = n;
 }
 
 void body_release(struct body *b)

@@ -32,8 +32,8 @@ struct body {
 	size_t limit;		/* len never exceeds it */
 	bool too_big;		/* a body_append went over the limit */
 	struct membudget *mb;	/* not owned; NULL: no budget */
-	size_t per_byte;	/* bytes reserved per byte of capacity */
-	size_t held;		/* bytes reserved from mb (cap * per_byte) */
+	size_t per_byte;	/* bytes reserved per byte received */
+	size_t held;		/* bytes reserved from mb (len * per_byte, and body_reserve's) */
 	size_t expect;		/* the declared length (Content-Length), 0 unknown */
 	size_t also_held;	/* bytes the same request holds in another body (the
 				 * compressed copy of an inflated one): a request
@@ -68,6 +68,12 @@ bool body_reserve(struct body *b, size_t n);
  * set; later appends keep failing), BODY_EBUSY (the budget refused the
  * growth; nothing appended) or BODY_ENOMEM. */
 int body_append(struct body *b, const char *data, size_t len);
+
+/* Frees the buffer but keeps n bytes reserved until body_release: for what
+ * outlives the body (its parsed samples, until they are committed). Cannot
+ * fail: n may exceed what was held (the caller holds that memory under
+ * another reservation it gives back next). */
+void body_keep_reservation(struct body *b, size_t n);
 
 void body_release(struct body *b);
 

@@ -240,6 +240,27 @@ enum MHD_Result ingest_begin(struct request *rq)
 	return MHD_YES;
 }
 
+size_t ingest_lone_bytes(size_t max_body)
+{
+	/* a gzip body of --max-body and its inflated copy with its parse */
+	return max_body * (2 + INGEST_PARSE_BYTES_PER_BYTE);
+}
+
+/* What a parsed batch holds in memory, near enough for the in-flight
+ * budget: the samples, their fields and cgroups. */
+static size_t batch_bytes(const struct ingest_batch *b)
+{
+	size_t n = b->n * sizeof(struct sample);
+
+	for (size_t i = 0; i < b->n; i++) {
+		const struct sample *s = &b->s[i];
+		n += s->m.cap * sizeof(struct sfield) + s->cgcap * sizeof(struct cgsample);
+		for (size_t k = 0; k < s->ncg; k++)
+			n += s->cg[k].m.cap * sizeof(struct sfield) + strlen(s->cg[k].path) + 1;
+	}
+	return n;
+}
+
 /* After a large body, the parse's memory goes back to the kernel
  * (malloc_give_back): it costs far less than such a parse did. */
 static void trim_after(size_t body_len)
@@ -395,13 +416,12 @@ enum MHD_Result ingest_finish(struct request *rq)
 	int prc = ingest_parse(buf, len, now, store_oldest_accepted_ms(st, now),
 			       app->cfg->retention_days, &b, &e);
 	dict_stage_end();
+	/* the body and its parse reservation go back now; the parsed samples,
+	 * which wait for the commit (store_gc.c), keep a reservation of their
+	 * own size until then (released at the end of this function), so that
+	 * requests queued behind a slow database stay within the budget */
+	body_keep_reservation(&rq->body, prc == 0 ? batch_bytes(&b) : 0);
 	body_release(&inflated);
-	if (prc == 0)
-		/* the samples own their memory: the body and its reservation
-		 * (33 bytes of budget per byte, for the parse) go back now, not
-		 * after the commit this request may queue for (store_gc.c), so
-		 * requests waiting on the database do not make others 503 */
-		body_release(&rq->body);
 	if (prc < 0) {
 		metrics_ingest_refused();
 		if (e.time_host[0] && admit_may_record(app->admit, st, &rq->grant, e.time_host))
@@ -421,6 +441,7 @@ enum MHD_Result ingest_finish(struct request *rq)
 		if (ar.status == 400)
 			metrics_ingest_refused();
 		ingest_batch_release(&b);
+		body_release(&rq->body);
 		trim_after(len);
 		rq->retry_after = ar.retry_after;
 		return respond_error(rq, ar.status, ar.error, ar.detail[0] ? ar.detail : NULL,
@@ -444,6 +465,7 @@ enum MHD_Result ingest_finish(struct request *rq)
 						    (json_int_t)nfresh, "duplicates", (json_int_t)(b.n - nfresh)));
 	}
 	ingest_batch_release(&b);
+	body_release(&rq->body);
 	trim_after(len);
 	return r;
 }

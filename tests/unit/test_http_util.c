@@ -403,8 +403,10 @@ static void test_body(void)
 	body_release(&z);
 	free(egz);
 
-	/* the in-flight budget: a body holds its capacity reserved, a second
-	 * body that would pass the budget is refused, and everything is given
+	/* the in-flight budget: a body holds the bytes it received reserved
+	 * (not its buffer's capacity), a second body that would pass the
+	 * budget is refused unless it stays small (limit / 64, here 625
+	 * bytes, within a quarter past the limit), and everything is given
 	 * back on release */
 	struct membudget mb;
 	struct body b1, b2;
@@ -413,42 +415,61 @@ static void test_body(void)
 	body_init_budget(&b2, 1u << 20, &mb, 1);
 	char kb[20000];
 	memset(kb, 'x', sizeof(kb));
-	CHECK_INT(body_append(&b1, kb, sizeof(kb)), BODY_OK);	/* cap 32 KiB */
-	CHECK_INT(membudget_used(&mb), b1.cap);
-	CHECK_INT(body_append(&b2, kb, 100), BODY_EBUSY);	/* 16 KiB more would pass 40000 */
+	CHECK_INT(body_append(&b1, kb, 1), BODY_OK);
+	CHECK_INT(membudget_used(&mb), 1);	/* one byte sent, one reserved */
+	CHECK_INT(body_append(&b1, kb, sizeof(kb) - 1), BODY_OK);
+	CHECK_INT(body_append(&b1, kb, sizeof(kb)), BODY_OK);
+	CHECK_INT(membudget_used(&mb), 40000);
+	CHECK_INT(body_append(&b2, kb, 1000), BODY_EBUSY);	/* not small: refused */
 	CHECK(b2.buf == NULL);
-	/* gunzip into a budgeted body is refused the same way */
+	CHECK_INT(body_append(&b2, kb, 600), BODY_OK);	/* small: the lane */
+	CHECK_INT(body_append(&b2, kb, 100), BODY_EBUSY);	/* no longer small */
+	body_release(&b2);
+	/* gunzip into a budgeted body is refused the same way (20 bytes at 33
+	 * a byte: not small) */
+	body_init_budget(&b2, 1u << 20, &mb, 33);
 	CHECK_INT(body_gunzip(gz, gzlen, &b2), BODY_EBUSY);
 	body_release(&b2);
 	body_release(&b1);
 	CHECK_INT(membudget_used(&mb), 0);
 	/* alone, a request larger than the whole budget still proceeds, and
-	 * keeps growing while it is the only holder */
+	 * keeps growing while it is the only holder; a small one beside it
+	 * still passes, up to a quarter past the limit */
 	CHECK(membudget_take(&mb, 100000, 0));
 	CHECK(membudget_take(&mb, 100000, 100000));
-	CHECK(!membudget_take(&mb, 1, 0));	/* someone else: refused */
+	CHECK(!membudget_take(&mb, 1000, 0));	/* someone else, not small: refused */
+	CHECK(!membudget_take(&mb, 1, 0));	/* 200000 is past the lane's 50000 too */
 	membudget_give(&mb, 200000);
+	CHECK(membudget_take(&mb, 45000, 0));
+	CHECK(membudget_take(&mb, 600, 0));
+	CHECK(!membudget_take(&mb, 600, 600));	/* 1200 held: not small */
+	membudget_give(&mb, 45600);
 	CHECK_INT(membudget_used(&mb), 0);
-	/* per_byte: a body to be parsed reserves its parse with its buffer */
+	/* per_byte: an inflated body reserves its parse with its bytes */
 	body_init_budget(&b1, 1u << 20, &mb, 3);
 	CHECK_INT(body_append(&b1, kb, 100), BODY_OK);
-	CHECK_INT(membudget_used(&mb), 3 * b1.cap);
+	CHECK_INT(membudget_used(&mb), 300);
 	body_release(&b1);
 	CHECK_INT(membudget_used(&mb), 0);
-	/* a whole body reserves its parse on top of its buffer, which another
+	/* a whole body reserves its parse on top of its bytes, which another
 	 * holder can make fail (then nothing is reserved); the reservation
-	 * goes back with the body */
+	 * goes back with the body; body_keep_reservation frees the buffer and
+	 * keeps what the parsed samples need, more or less than was held */
 	membudget_init(&mb, 100000);
 	body_init_budget(&b1, 1u << 20, &mb, 1);
 	body_init_budget(&b2, 1u << 20, &mb, 1);
-	CHECK_INT(body_append(&b1, kb, 100), BODY_OK);
-	CHECK_INT(body_append(&b2, kb, 100), BODY_OK);
+	CHECK_INT(body_append(&b1, kb, 5000), BODY_OK);
+	CHECK_INT(body_append(&b2, kb, 5000), BODY_OK);
 	CHECK(body_reserve(&b1, 50000));
-	CHECK_INT(membudget_used(&mb), b1.cap + b2.cap + 50000);
+	CHECK_INT(membudget_used(&mb), 60000);
 	CHECK(!body_reserve(&b2, 50000));
-	CHECK_INT(membudget_used(&mb), b1.cap + b2.cap + 50000);
+	CHECK_INT(membudget_used(&mb), 60000);
+	body_keep_reservation(&b1, 7000);
+	CHECK(b1.buf == NULL);
+	CHECK_INT(membudget_used(&mb), 12000);
+	body_keep_reservation(&b2, 9000);
+	CHECK_INT(membudget_used(&mb), 16000);
 	body_release(&b1);
-	CHECK(body_reserve(&b2, 50000));
 	body_release(&b2);
 	CHECK_INT(membudget_used(&mb), 0);
 	/* a buffer past the size where it is mapped rather than malloc'd keeps
