@@ -44,6 +44,12 @@ void membudget_set_lone(struct membudget *mb, size_t lone);
  * always succeeds. */
 bool membudget_take(struct membudget *mb, size_t n, size_t held);
 
+/* membudget_take with another bound on what counts as small (small_max
+ * bytes held after the take, instead of limit / 64): a body still
+ * arriving passes limit / 1024, so that uploads stalled on purpose cannot
+ * fill the small requests' room cheaply. */
+bool membudget_take_small(struct membudget *mb, size_t n, size_t held, size_t small_max);
+
 /* Reserves n more bytes whatever the limit: for memory a holder already
  * has under another reservation it is about to give back (a body's parsed
  * samples, before the body goes). */

@@ -77,7 +77,8 @@ int body_append(struct body *b, const char *data, size_t len)
 	 * client that stalls holds what it sent (a mapped buffer's unwritten
 	 * pages are not resident; a small one's slack is under BODY_MAP_FROM) */
 	size_t need = len * b->per_byte;
-	if (!membudget_take(b->mb, need, b->held + b->also_held))
+	size_t small = b->mb ? b->mb->limit / (b->per_byte == 1 ? 1024 : 64) : 0;
+	if (!membudget_take_small(b->mb, need, b->held + b->also_held, small))
 		return BODY_EBUSY;
 	if (b->len + len + 1 > b->cap) {
 		size_t cap = b->cap ? b->cap

@@ -389,8 +389,10 @@ enum MHD_Result ingest_finish(struct request *rq)
 		case BODY_OK:
 			buf = inflated.buf;
 			len = inflated.len;
-			/* the compressed copy is no longer needed */
-			body_release(&rq->body);
+			/* the compressed copy is no longer needed; the body
+			 * stays tied to the budget for the parsed samples'
+			 * reservation (body_keep_reservation below) */
+			body_keep_reservation(&rq->body, 0);
 			break;
 		case BODY_ETOOBIG:
 			return respond_error(rq, 413, "request body too large once inflated",

@@ -405,9 +405,9 @@ static void test_body(void)
 
 	/* the in-flight budget: a body holds the bytes it received reserved
 	 * (not its buffer's capacity), a second body that would pass the
-	 * budget is refused unless it stays small (limit / 64, here 625
-	 * bytes, within a quarter past the limit), and everything is given
-	 * back on release */
+	 * budget is refused unless it stays small (limit / 64 for a parse,
+	 * limit / 1024 for an upload, within a quarter past the limit), and
+	 * everything is given back on release */
 	struct membudget mb;
 	struct body b1, b2;
 	membudget_init(&mb, 40000);
@@ -422,8 +422,9 @@ static void test_body(void)
 	CHECK_INT(membudget_used(&mb), 40000);
 	CHECK_INT(body_append(&b2, kb, 1000), BODY_EBUSY);	/* not small: refused */
 	CHECK(b2.buf == NULL);
-	CHECK_INT(body_append(&b2, kb, 600), BODY_OK);	/* small: the lane */
-	CHECK_INT(body_append(&b2, kb, 100), BODY_EBUSY);	/* no longer small */
+	/* an upload is small up to limit / 1024 (39 bytes here) */
+	CHECK_INT(body_append(&b2, kb, 30), BODY_OK);	/* small: the lane */
+	CHECK_INT(body_append(&b2, kb, 20), BODY_EBUSY);	/* no longer small */
 	body_release(&b2);
 	/* gunzip into a budgeted body is refused the same way (20 bytes at 33
 	 * a byte: not small) */
