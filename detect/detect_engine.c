@@ -72,7 +72,6 @@ struct det_host {
 	struct scope *sc;	/* sc[0] is the host; cgroups after it, sorted by path */
 	size_t nsc, capsc;
 	struct ovr_tuning tune;	/* per feed, not saved: the operator overrides resolved for it */
-	int64_t fed_at_ms;	/* not saved: det_host_mark_fed */
 };
 
 static const det_fn detectors[NKIND] = {
@@ -153,16 +152,6 @@ const char *det_host_name(const struct det_host *h)
 int64_t det_host_last_ts(const struct det_host *h)
 {
 	return h->last_ts_ms;
-}
-
-void det_host_mark_fed(struct det_host *h, int64_t now_ms)
-{
-	h->fed_at_ms = now_ms;
-}
-
-int64_t det_host_fed_at(const struct det_host *h)
-{
-	return h->fed_at_ms;
 }
 
 int64_t det_host_interval_ms(const struct det_host *h)

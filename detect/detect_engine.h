@@ -106,11 +106,6 @@ int64_t det_host_last_ts(const struct det_host *h);
 /* The expected sampling interval in ms (from interval_s, else measured), 0 unknown. */
 int64_t det_host_interval_ms(const struct det_host *h);
 
-/* When, by the caller's clock, a sample was last fed (the server marks it
- * after each fed sample; not saved, 0 after det_host_load or new). */
-void det_host_mark_fed(struct det_host *h, int64_t now_ms);
-int64_t det_host_fed_at(const struct det_host *h);
-
 /* Serialises h into a malloc'd buffer the caller frees. Returns 0 or -1
  * (out of memory). */
 int det_host_save(const struct det_host *h, unsigned char **buf, size_t *len);

@@ -15,7 +15,7 @@ static const double lat_bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1
 #define NBUCKETS (sizeof(lat_bounds) / sizeof(lat_bounds[0]))
 
 static atomic_ullong req_by_status[600];
-static atomic_ullong samples_accepted, samples_fresh, requests_refused, db_errors, requests_busy, held_ahead;
+static atomic_ullong samples_accepted, samples_fresh, requests_refused, db_errors, requests_busy;
 static atomic_ullong lat_bucket[NBUCKETS + 1];	/* last: +Inf */
 static atomic_ullong lat_sum_us, lat_count;
 static atomic_llong start_time = 0;
@@ -52,11 +52,6 @@ void metrics_ingest_ok(size_t accepted, size_t fresh, double seconds)
 void metrics_ingest_refused(void)
 {
 	atomic_fetch_add(&requests_refused, 1);
-}
-
-void metrics_detect_held_ahead(void)
-{
-	atomic_fetch_add(&held_ahead, 1);
 }
 
 void metrics_ingest_busy(void)
@@ -107,7 +102,6 @@ void metrics_reset(void)
 	atomic_store(&samples_fresh, 0);
 	atomic_store(&requests_refused, 0);
 	atomic_store(&requests_busy, 0);
-	atomic_store(&held_ahead, 0);
 	atomic_store(&db_errors, 0);
 	atomic_store(&lat_sum_us, 0);
 	atomic_store(&lat_count, 0);
@@ -201,11 +195,6 @@ char *metrics_render(bool db_up, size_t *len)
 		"--max-inflight-bytes was held by other requests.\n"
 		"# TYPE vmscope_ingest_requests_busy_total counter\n"
 		"vmscope_ingest_requests_busy_total %llu\n", atomic_load(&requests_busy));
-	put(&o, "# HELP vmscope_detect_samples_held_ahead_total Samples stored but kept out of their "
-		"host's detection: ahead of the server's clock while the host's own samples arrive "
-		"in the present.\n"
-		"# TYPE vmscope_detect_samples_held_ahead_total counter\n"
-		"vmscope_detect_samples_held_ahead_total %llu\n", atomic_load(&held_ahead));
 	put(&o, "# HELP vmscope_db_errors_total Requests that failed on the database (503 or 500).\n"
 		"# TYPE vmscope_db_errors_total counter\n"
 		"vmscope_db_errors_total %llu\n", atomic_load(&db_errors));

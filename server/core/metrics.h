@@ -17,8 +17,6 @@ void metrics_ingest_ok(size_t accepted, size_t fresh, double seconds);
 void metrics_ingest_refused(void);
 /* An ingest request refused 503 for the in-flight byte budget. */
 void metrics_ingest_busy(void);
-/* A sample from the future kept out of its host's detection (detect.h). */
-void metrics_detect_held_ahead(void);
 
 /* Why an ingest request was refused by what its token may bring in
  * (ingest.c, admit.h), beyond a malformed body. */

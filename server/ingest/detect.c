@@ -25,7 +25,6 @@
 #include "detect_engine.h"
 #include "liveness.h"
 #include "log.h"
-#include "metrics.h"
 #include "overrides_store.h"
 #include "timeparse.h"
 
@@ -37,21 +36,8 @@
  * more room is time one forged sample hides a host's samples behind it
  * (a thrash of 100 s behind a sample 110 s ahead raised no alert). A host
  * whose clock is further ahead than this is never re-anchored: its own
- * samples are that far ahead too. While a host's own samples arrive in the
- * present, a sample more than this ahead is not fed at all
- * (detect_hold_ahead). */
+ * samples are that far ahead too. */
 #define DETECT_AHEAD_MS (5 * 1000)
-/* The least time without a fed sample after which a host's samples ahead
- * of the server's clock are taken as its clock having moved (detect.h). */
-#define DETECT_QUIET_MS (30 * 1000)
-
-bool detect_hold_ahead(int64_t ts, int64_t last_ts, int64_t fed_at_ms, int64_t interval_ms, int64_t now_ms)
-{
-	int64_t quiet = 3 * interval_ms > DETECT_QUIET_MS ? 3 * interval_ms : DETECT_QUIET_MS;
-
-	return ts > now_ms + DETECT_AHEAD_MS && last_ts && last_ts <= now_ms + DETECT_AHEAD_MS && fed_at_ms &&
-	       now_ms - fed_at_ms < quiet;
-}
 
 /* The overrides as last read, shared by the transactions that use them. */
 struct ovr_cached {
@@ -208,21 +194,14 @@ static void hk_release(void *ctx, void *state)
 }
 
 /* Feeds samples to h at now_ms (the server's clock); *first_fed gets the
- * first one fed (0: none). A sample from the future is held out while the
- * host's own samples arrive in the present (detect_hold_ahead); a state
- * ahead of the server's clock all the same (the host's first sample, or
- * its clock set back) is re-anchored on the samples arriving now. */
+ * first one fed (0: none). A state ahead of the server's clock (a sample
+ * from the future) is re-anchored on the samples arriving now. */
 static int feed(struct detect_engine *eng, struct det_host *h, const struct sample *const *s, size_t n,
 		const struct ovr_set *ovr, det_emit_fn emit, struct emit_ctx *ec, int64_t now_ms, int64_t *first_fed)
 {
 	*first_fed = 0;
 	for (size_t i = 0; i < n; i++) {
 		int64_t last = det_host_last_ts(h), ts = s[i]->ts_ms;
-		if (detect_hold_ahead(ts, last, det_host_fed_at(h), det_host_interval_ms(h), now_ms)) {
-			atomic_fetch_add(&eng->skipped, 1);
-			metrics_detect_held_ahead();
-			continue;
-		}
 		if (ts <= last && last > now_ms + DETECT_AHEAD_MS && ts <= now_ms + DETECT_AHEAD_MS) {
 			log_warn("detectors of %s: their state was %lld s ahead of the server's clock "
 				 "(a sample from the future); re-anchored on the samples arriving now",
@@ -236,7 +215,6 @@ static int feed(struct detect_engine *eng, struct det_host *h, const struct samp
 			return -1;
 		}
 		if (r == 1) {
-			det_host_mark_fed(h, now_ms);
 			atomic_fetch_add(&eng->fed, 1);
 			if (!*first_fed)
 				*first_fed = s[i]->ts_ms;

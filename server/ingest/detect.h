@@ -36,16 +36,6 @@ long long detect_engine_ovr_loads(struct detect_engine *eng);
  * fresh samples, checkpointed and rebuilt by the store. Fills *out. */
 void detect_store_hook(struct detect_engine *eng, struct store_hook *out);
 
-/* Whether a sample at ts is kept out of a host's detection (stored, not
- * fed): it is more than DETECT_AHEAD_MS ahead of the server's clock now_ms
- * while the host's own timeline is current (its last fed sample last_ts is
- * not that far ahead and one was fed at fed_at_ms, by the server's clock,
- * within three intervals, at least DETECT_QUIET_MS). A forged sample from
- * the future interleaved with a host's real ones then never moves its
- * detectors; a host whose clock jumped ahead is followed once its present
- * samples have stopped for that long. */
-bool detect_hold_ahead(int64_t ts, int64_t last_ts, int64_t fed_at_ms, int64_t interval_ms, int64_t now_ms);
-
 /* Called every few seconds by the server with a pooled connection, outside
  * any transaction: raises/resolves the alerts that need no sample
  * (clock_skew; host_silent only when judge_silence, i.e. outside the grace

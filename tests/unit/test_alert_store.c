@@ -533,27 +533,6 @@ static void test_filters(PGconn *c)
 	CHECK_CONTAINS(err, "state");
 }
 
-/* Which samples from the future stay out of a host's detection
- * (detect_hold_ahead): only those more than 5 s ahead of the server while
- * the host's own timeline is current; a host first heard with a fast
- * clock, or whose present samples stopped for three intervals (at least
- * 30 s), is followed. */
-static void test_hold_ahead(void)
-{
-	const int64_t now = 1764518400000, iv = 10000;
-
-	CHECK(detect_hold_ahead(now + 540000, now - 10000, now - 10000, iv, now));
-	CHECK(detect_hold_ahead(now + 6000, now - 1000, now - 1000, iv, now));
-	CHECK(!detect_hold_ahead(now + 5000, now - 1000, now - 1000, iv, now));	/* NTP jitter */
-	CHECK(!detect_hold_ahead(now + 540000, 0, 0, iv, now));	/* first sample of a host */
-	CHECK(!detect_hold_ahead(now + 540000, now - 10000, 0, iv, now));	/* state just loaded */
-	CHECK(!detect_hold_ahead(now + 60000, now + 55000, now - 10000, iv, now));	/* timeline ahead already */
-	CHECK(detect_hold_ahead(now + 60000, now - 29000, now - 29000, iv, now));
-	CHECK(!detect_hold_ahead(now + 60000, now - 30000, now - 30000, iv, now));	/* quiet 30 s: followed */
-	CHECK(detect_hold_ahead(now + 60000, now - 80000, now - 80000, 30000, now));	/* 3 x 30 s */
-	CHECK(!detect_hold_ahead(now + 60000, now - 90000, now - 90000, 30000, now));
-}
-
 int main(void)
 {
 	struct testdb db;
@@ -565,7 +544,6 @@ int main(void)
 		return 1;
 	}
 
-	test_hold_ahead();
 	test_lifecycle(c);
 	test_moving_host(c);
 	test_many_hosts(c);
