@@ -265,7 +265,7 @@ int main(int argc, char **argv)
 		}
 		curl_multi_perform(multi, &running);
 		CURLMsg *m;
-		int q;
+		int q, freed = 0;
 		while ((m = curl_multi_info_read(multi, &q))) {
 			if (m->msg != CURLMSG_DONE)
 				continue;
@@ -288,9 +288,16 @@ int main(int argc, char **argv)
 			}
 			curl_multi_remove_handle(multi, m->easy_handle);
 			sl->busy = 0;
+			freed++;
 		}
 		if (now_s() >= end && running == 0)
 			break;
+		/* a connection just came free: a closed loop (or an open-loop
+		 * start already due) sends its next request now, not after the
+		 * poll below, which with nothing else in flight waits its whole
+		 * timeout (one request a second with one connection) */
+		if (freed && now_s() < end && (o.rate <= 0 || next_start <= now_s()))
+			continue;
 		/* sleep until a socket is ready, the next open-loop start is due
 		 * or the run ends: no wake-ups for nothing */
 		double tn = now_s(), until = end;

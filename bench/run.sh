@@ -205,7 +205,7 @@ S="http://127.0.0.1:$SPORT"
 # a 7-day host: week-00001, or week-00000 when only one was loaded (names count from 0)
 WHOST=week-0000$(( ${BENCH_WEEK_HOSTS:-10} > 1 ? 1 : 0 ))
 for u in "$S/api/v1/alerts" "$S/api/v1/alerts?state=open" "$S/api/v1/alerts?host=fleet-00007&since=$((now-86400))" \
-	"$S/api/v1/fleet?window=3600&points=60" "$S/api/v1/fleet?window=86400&points=288" "$S/api/v1/hosts" \
+	"$S/api/v1/fleet?window=3600&points=13" "$S/api/v1/fleet?window=86400&points=288" "$S/api/v1/hosts" \
 	"$S/api/v1/hosts/fleet-00001/series?metric=vmstat.pgscan_kswapd&since=$((now-86400))&points=300" \
 	"$S/api/v1/hosts/fleet-00001/series?metric=vmstat.pgscan_kswapd&since=$((now-86400))" \
 	"$S/api/v1/hosts/$WHOST/series?metric=vmstat.workingset_refault_file&since=$((now-7*86400))&points=500" \

@@ -2,6 +2,7 @@
  * read-write lock. Lookups (the common case once a fleet's names are known)
  * only take the read lock. */
 #include "dict.h"
+#include "fnv.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -22,13 +23,7 @@ static uint32_t names_n;
 
 static uint64_t hash_name(const char *s, size_t len)
 {
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
+	return fnv1a(s, len);
 }
 
 /* Probe for name; returns its slot (empty slot when absent). Caller holds a lock. */

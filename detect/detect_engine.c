@@ -35,17 +35,30 @@ struct kstate {
 	int64_t miss_ms;	/* pending: time covered by the other samples' intervals */
 };
 
+/* A counter snapshot that starts a batch window ("batch windows" below). */
+struct anchor {
+	int64_t ts_ms;
+	int64_t c[NCTR];
+};
+
+#define NANCHOR 3
+
 struct scope {
 	char *path;		/* NULL for the host scope */
 	int64_t last_seen_ms;
 	int64_t prev_ts_ms;	/* 0: no previous counters */
 	int64_t prev[NCTR];
 	struct kstate k[NKIND];
+	struct anchor anc[NANCHOR];	/* oldest first, >= DET_BATCH_WINDOW_MS / 2 apart */
+	uint8_t nanc;
 	/* per feed, not saved */
 	bool seen;
 	bool valid;		/* rates were computed */
+	bool wvalid;		/* the batch window's views were computed */
+	bool from_window[NKIND];	/* the kind's level is the batch window's */
 	struct feat cur;
 	struct dview view;
+	struct dview wview, wold, wnew;	/* the batch window, its older and newer part */
 	enum det_level lv[NKIND];
 	double mag[NKIND];
 };
@@ -90,6 +103,7 @@ static bool ctr_is_gauge(int i)
 static void scope_reset_prev(struct scope *c)
 {
 	c->prev_ts_ms = 0;
+	c->nanc = 0;
 	for (int i = 0; i < NCTR; i++)
 		c->prev[i] = RATE_ABSENT;
 }
@@ -194,17 +208,18 @@ static struct scope *get_scope(struct det_host *h, const char *path)
 
 /* --- views --- */
 
-static void build_rates(struct dview *v, const struct scope *c, double dt, double ps)
+/* Rates from the counters prev to cur over dt seconds. */
+static void build_rates(struct dview *v, const int64_t *prev, const int64_t *cur, double dt, double ps)
 {
 	for (int i = 0; i < NCTR; i++) {
 		if (ctr_is_gauge(i)) {
-			bool known = c->prev[i] != RATE_ABSENT && c->cur.c[i] != RATE_ABSENT && dt > 0;
-			v->r[i] = known ? (double)(c->cur.c[i] - c->prev[i]) / dt : NAN;
+			bool known = prev[i] != RATE_ABSENT && cur[i] != RATE_ABSENT && dt > 0;
+			v->r[i] = known ? (double)(cur[i] - prev[i]) / dt : NAN;
 			continue;
 		}
-		double r = rate_counter(c->prev[i], c->cur.c[i], dt);
+		double r = rate_counter(prev[i], cur[i], dt);
 		if (i == C_PSI_MEM_SOME || i == C_PSI_MEM_FULL || i == C_PSI_IO_SOME || i == C_PSI_IO_FULL)
-			r = rate_psi_share(c->prev[i], c->cur.c[i], dt);
+			r = rate_psi_share(prev[i], cur[i], dt);
 		else if (ctr_is_pages[i])
 			r *= ps;
 		v->r[i] = r;
@@ -233,14 +248,16 @@ static void swap_kind(struct dview *v)
 	v->swap_disk_only = known && !v->swap_zram && !isnan(other) && other > 0 && !v->swap_zswap;
 }
 
-static void host_view(struct dview *v, const struct scope *c, double dt, double ps,
+/* The host's view of the interval from the counters prev (c->prev, or a
+ * batch window's anchor) to the current sample. */
+static void host_view(struct dview *v, const struct scope *c, const int64_t *prev, double dt, double ps,
 		      const struct kver *kv)
 {
 	memset(v, 0, sizeof(*v));
 	v->dt = dt;
 	v->page_size = ps;
 	v->kernel = *kv;
-	build_rates(v, c, dt, ps);
+	build_rates(v, prev, c->cur.c, dt, ps);
 	memcpy(v->g, c->cur.g, sizeof(v->g));
 	v->mglru = !isnan(v->g[G_MGLRU]) && v->g[G_MGLRU] > 0;
 	swap_kind(v);
@@ -270,7 +287,7 @@ static void host_view(struct dview *v, const struct scope *c, double dt, double 
 	}
 }
 
-static void cgroup_view(struct dview *v, const struct scope *c, const struct dview *hv,
+static void cgroup_view(struct dview *v, const struct scope *c, const int64_t *prev, const struct dview *hv,
 			double dt, double ps)
 {
 	memset(v, 0, sizeof(*v));
@@ -278,7 +295,7 @@ static void cgroup_view(struct dview *v, const struct scope *c, const struct dvi
 	v->dt = dt;
 	v->page_size = ps;
 	v->kernel = hv->kernel;
-	build_rates(v, c, dt, ps);
+	build_rates(v, prev, c->cur.c, dt, ps);
 	memcpy(v->g, c->cur.g, sizeof(v->g));
 	static const int from_host[] = { G_MEM_TOTAL, G_MEM_AVAIL, G_SWAP_TOTAL, G_SWAP_FREE, G_MGLRU,
 					 G_SWAP_DEVICES, G_SWAP_ZRAM, G_SWAP_OTHER, G_ZSWAP_ON };
@@ -374,6 +391,106 @@ static void cgroup_view(struct dview *v, const struct scope *c, const struct dvi
 	v->r[C_COMPACT_FAIL] = NAN;
 }
 
+/* --- batch windows ---
+ *
+ * Reclaim frees memory in batches, not as a flow: a memcg charge that
+ * fails reclaims at least SWAP_CLUSTER_MAX pages
+ * (try_to_free_mem_cgroup_pages() takes max(nr_pages, SWAP_CLUSTER_MAX)),
+ * and only when the cgroup allocates; kswapd wakes below the low watermark,
+ * reclaims to the high one and sleeps again. Swap-out therefore moves in
+ * steps whose period follows the allocations (real-overswap: 16 MiB every
+ * ~4 s), and an agent reading every second sees the steps, not the rate: a
+ * volume signature is a hit in a quarter of its samples, under the third
+ * a pending signature must cover. The over-swap shape is a volume, so on a
+ * host sampled at most every DET_BATCH_WINDOW_MS / 2 it is also measured
+ * over the last DET_BATCH_WINDOW_MS (10 s, the default interval, at which
+ * the thresholds are set: a 1 s agent then sees what a 10 s agent sees).
+ * The window runs from the oldest of NANCHOR counter snapshots kept at
+ * least half a window apart, taken at the same samples in every scope: it
+ * is 10 to 15 s long, its two parts (a0, a1] and (a1, now] at least 5 s
+ * each (detect_over_swap_window() wants swap-out in both: one batch is not
+ * a rate). Hosts sampled less often keep no snapshots. */
+
+static bool batch_mode(const struct det_host *h)
+{
+	int64_t iv = det_host_interval_ms(h);
+	return iv > 0 && iv <= DET_BATCH_WINDOW_MS / 2;
+}
+
+/* A view of rates alone between two snapshots: a window's part. */
+static void part_view(struct dview *v, bool is_cgroup, const int64_t *from, const int64_t *to, double dt,
+		      double ps)
+{
+	memset(v, 0, sizeof(*v));
+	v->is_cgroup = is_cgroup;
+	v->dt = dt;
+	v->page_size = ps;
+	build_rates(v, from, to, dt, ps);
+}
+
+/* Whether anything was swapped out (or swap in use changed) in the window:
+ * if not, the window has nothing to say and its views are not built. */
+static bool window_moved(const struct scope *c)
+{
+	static const int swap_ctr[] = { C_PSWPOUT, C_ZSWPOUT, C_SWAP_USED };
+	for (size_t j = 0; j < sizeof(swap_ctr) / sizeof(swap_ctr[0]); j++)
+		if (c->anc[0].c[swap_ctr[j]] != c->cur.c[swap_ctr[j]])
+			return true;
+	return false;
+}
+
+/* Builds the window views of every scope whose snapshots match the
+ * host's and whose swap moved in the window (wvalid). */
+static void batch_windows(struct det_host *h, int64_t ts, double ps, const struct kver *kv)
+{
+	struct scope *hs = &h->sc[0];
+
+	for (size_t i = 0; i < h->nsc; i++)
+		h->sc[i].wvalid = false;
+	if (!batch_mode(h) || !hs->valid || hs->nanc < NANCHOR)
+		return;
+	const struct anchor *a = hs->anc;
+	double dt = (double)(ts - a[0].ts_ms) / 1000.0;
+	double d_old = (double)(a[1].ts_ms - a[0].ts_ms) / 1000.0, d_new = (double)(ts - a[1].ts_ms) / 1000.0;
+	/* the host's window view is built whenever a cgroup's is: a cgroup's
+	 * view borrows the host's (PSI, attributions) */
+	host_view(&hs->wview, hs, a[0].c, dt, ps, kv);
+	if (window_moved(hs)) {
+		part_view(&hs->wold, false, a[0].c, a[1].c, d_old, ps);
+		part_view(&hs->wnew, false, a[1].c, hs->cur.c, d_new, ps);
+		hs->wvalid = true;
+	}
+	for (size_t i = 1; i < h->nsc; i++) {
+		struct scope *c = &h->sc[i];
+		if (!c->seen || !c->valid || c->nanc < NANCHOR || c->anc[0].ts_ms != a[0].ts_ms ||
+		    c->anc[1].ts_ms != a[1].ts_ms || !window_moved(c))
+			continue;
+		cgroup_view(&c->wview, c, c->anc[0].c, &hs->wview, dt, ps);
+		part_view(&c->wold, true, c->anc[0].c, c->anc[1].c, d_old, ps);
+		part_view(&c->wnew, true, c->anc[1].c, c->cur.c, d_new, ps);
+		c->wvalid = true;
+	}
+}
+
+/* After the feed: a scope without rates this sample starts its snapshots
+ * again; when push (decided on the host, so every scope snapshots the same
+ * samples), the current counters become the newest snapshot (the oldest
+ * dropped when there are NANCHOR). */
+static void note_anchor(struct scope *c, int64_t ts, bool batch, bool push)
+{
+	if (!batch || !c->valid)
+		c->nanc = 0;
+	if (!batch || !push)
+		return;
+	if (c->nanc == NANCHOR) {
+		memmove(&c->anc[0], &c->anc[1], (NANCHOR - 1) * sizeof(c->anc[0]));
+		c->nanc--;
+	}
+	c->anc[c->nanc].ts_ms = ts;
+	memcpy(c->anc[c->nanc].c, c->cur.c, sizeof(c->anc[0].c));
+	c->nanc++;
+}
+
 /* --- actions --- */
 
 static json_t *evidence_json(const struct det_result *r, const struct dview *v)
@@ -429,11 +546,14 @@ static int emit_change(struct det_host *h, struct scope *c, int kind, enum det_a
 	if (type == DA_RESOLVE)
 		return emit(ctx, &a);
 	det_result_init(&r);
-	detectors[kind](&c->view, &r);
+	if (c->from_window[kind])
+		detect_over_swap_window(&c->wview, &c->wold, &c->wnew, &r);
+	else
+		detectors[kind](&c->view, &r);
 	if (r.summary[0] == '\0')
 		snprintf(r.summary, sizeof(r.summary), "%s", det_kind_name(kind));
 	a.summary = r.summary;
-	a.evidence = evidence_json(&r, &c->view);
+	a.evidence = evidence_json(&r, c->from_window[kind] ? &c->wview : &c->view);
 	if (!a.evidence)
 		return -1;
 	rc = emit(ctx, &a);
@@ -676,7 +796,7 @@ static double anon_noswap(const struct det_host *h)
 }
 
 /* Pass 1: every detector on one scope, then the operator's overrides
- * (overrides.h) on its level. */
+ * (overrides.h) on its level; over-swap also over the batch window. */
 static void evaluate(struct scope *c, const struct ovr_tuning *tune)
 {
 	for (int kind = 0; kind < NKIND; kind++) {
@@ -686,6 +806,19 @@ static void evaluate(struct scope *c, const struct ovr_tuning *tune)
 		detectors[kind](&c->view, &r);
 		c->lv[kind] = (enum det_level)ovr_apply_level(&tune->k[kind], r.level, r.magnitude);
 		c->mag[kind] = r.magnitude;
+	}
+	if (!c->wvalid)
+		return;
+	/* over-swap over the batch window, when that says more */
+	struct det_result r;
+	det_result_init(&r);
+	r.text = false;
+	detect_over_swap_window(&c->wview, &c->wold, &c->wnew, &r);
+	int lv = ovr_apply_level(&tune->k[K_SWAP_IMBALANCE], r.level, r.magnitude);
+	if (lv > (int)c->lv[K_SWAP_IMBALANCE]) {
+		c->lv[K_SWAP_IMBALANCE] = (enum det_level)lv;
+		c->mag[K_SWAP_IMBALANCE] = r.magnitude;
+		c->from_window[K_SWAP_IMBALANCE] = true;
 	}
 }
 
@@ -759,8 +892,10 @@ int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct
 	}
 
 	/* pass 1a: host scope */
-	for (size_t i = 0; i < h->nsc; i++)
+	for (size_t i = 0; i < h->nsc; i++) {
 		h->sc[i].seen = false;
+		memset(h->sc[i].from_window, 0, sizeof(h->sc[i].from_window));
+	}
 	struct scope *hs = &h->sc[0];
 	feat_extract_host(&hs->cur, s);
 	hs->seen = true;
@@ -769,9 +904,9 @@ int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct
 	struct kver kv;
 	kver_parse(&kv, s->kernel);
 	if (hs->valid)
-		host_view(&hs->view, hs, dt, ps, &kv);
+		host_view(&hs->view, hs, hs->prev, dt, ps, &kv);
 	else
-		host_view(&hs->view, hs, 1.0, ps, &kv);	/* gauges only; levels unused */
+		host_view(&hs->view, hs, hs->prev, 1.0, ps, &kv);	/* gauges only; levels unused */
 
 	/* pass 1b: cgroups (a v2 entry without memory.stat is a PSI twin) */
 	for (size_t i = 0; i < s->ncg; i++) {
@@ -800,8 +935,9 @@ int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct
 			continue;
 		double cdt = (double)(ts - c->prev_ts_ms) / 1000.0;
 		c->valid = hs->valid && c->prev_ts_ms == hs->prev_ts_ms && c->prev_ts_ms > 0;
-		cgroup_view(&c->view, c, &hs->view, c->valid ? cdt : 1.0, ps);
+		cgroup_view(&c->view, c, c->prev, &hs->view, c->valid ? cdt : 1.0, ps);
 	}
+	batch_windows(h, ts, ps, &kv);
 	hs->view.ia_noswap = anon_noswap(h);
 	for (size_t i = 0; i < h->nsc; i++) {
 		struct scope *c = &h->sc[i];
@@ -813,6 +949,8 @@ int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct
 	dedup(h);
 
 	/* pass 3 */
+	bool batch = batch_mode(h);
+	bool push = !hs->valid || hs->nanc == 0 || ts - hs->anc[hs->nanc - 1].ts_ms >= DET_BATCH_WINDOW_MS / 2;
 	for (size_t i = 0; i < h->nsc; i++) {
 		struct scope *c = &h->sc[i];
 		if (!c->seen)
@@ -822,6 +960,7 @@ int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct
 				 c->valid ? c->prev_ts_ms : ts, emit, ctx) < 0)
 				return -1;
 		save_prev(c, ts);
+		note_anchor(c, ts, batch, push);
 	}
 
 	/* cgroups gone: resolve after a while, forget later */
@@ -851,7 +990,12 @@ int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct
 
 /* --- persistence ---
  *
- * Version 3 (written) is version 2 plus, per tracked kind, the start of
+ * Version 4 (written) is version 3 plus, per scope, the batch window's
+ * snapshots (a count, then each one's time and its counters as differences
+ * from the previous sample's, under a mask of those present); a host
+ * sampled every 10 s or less often has none (one byte). A version 3 state
+ * loads with none: the window fills again within 15 s.
+ * Version 3 is version 2 plus, per tracked kind, the start of
  * its critical run (the 20 s critical opening rule needs it) and, pending,
  * the time its hits and its other samples covered.
  * Version 2: varints, times as differences from the host's
@@ -865,7 +1009,7 @@ int det_host_feed_tuned(struct det_host *h, const struct sample *s, const struct
  * det_host_save_v2. */
 
 #define STATE_MAGIC "VDS"
-#define STATE_VERSION 3
+#define STATE_VERSION 4
 
 struct wbuf { unsigned char *p; size_t n, cap; bool oom; };
 
@@ -989,6 +1133,21 @@ static void put_scopes(struct wbuf *w, const struct det_host *h, int ver)
 				}
 			}
 		}
+		if (ver < 4)
+			continue;
+		put_u8(w, c->nanc);
+		for (int a = 0; a < c->nanc; a++) {
+			const struct anchor *an = &c->anc[a];
+			uint64_t am = 0;
+			for (int j = 0; j < NCTR; j++)
+				if (an->c[j] != RATE_ABSENT)
+					am |= 1ULL << j;
+			put_sv(w, an->ts_ms, b);
+			put_uv(w, am);
+			for (int j = 0; j < NCTR; j++)
+				if (am & (1ULL << j))
+					put_sv(w, an->c[j], c->prev[j] != RATE_ABSENT ? c->prev[j] : 0);
+		}
 	}
 }
 
@@ -1034,6 +1193,11 @@ int det_host_save_v1(const struct det_host *h, unsigned char **buf, size_t *len)
 int det_host_save_v2(const struct det_host *h, unsigned char **buf, size_t *len)
 {
 	return save_version(h, 2, buf, len);
+}
+
+int det_host_save_v3(const struct det_host *h, unsigned char **buf, size_t *len)
+{
+	return save_version(h, 3, buf, len);
 }
 
 struct rbuf { const unsigned char *p; size_t n, off; bool bad; };
@@ -1164,6 +1328,20 @@ static int get_scopes(struct rbuf *r, struct det_host *h, int ver, uint64_t nsc)
 			s->miss_ms = pending && miss < INT64_MAX ? (int64_t)miss : 0;
 			if (s->phase > PH_OPEN)
 				r->bad = true;
+		}
+		/* before version 4 no batch window was kept */
+		c->nanc = ver >= 4 ? (uint8_t)get_u8(r) : 0;
+		if (c->nanc > NANCHOR) {
+			r->bad = true;
+			break;
+		}
+		for (int a = 0; a < c->nanc; a++) {
+			struct anchor *an = &c->anc[a];
+			an->ts_ms = get_sv(r, b);
+			uint64_t am = get_uv(r);
+			for (int j = 0; j < NCTR; j++)
+				an->c[j] = !(am & (1ULL << j)) ? RATE_ABSENT
+							       : get_sv(r, c->prev[j] != RATE_ABSENT ? c->prev[j] : 0);
 		}
 	}
 	return r->bad ? -1 : 0;

@@ -45,6 +45,8 @@
 #define DET_CGROUP_GONE_MS 60000
 #define DET_CGROUP_FORGET_MS 600000
 #define DET_MAX_SCOPES (SAMPLE_MAX_CGROUPS + 1)
+#define DET_BATCH_WINDOW_MS 10000	/* over-swap is also measured over this window when the
+					 * host samples at most every half of it (reclaim batches) */
 
 enum det_action_type { DA_OPEN, DA_UPDATE, DA_RESOLVE };
 
@@ -109,10 +111,12 @@ int64_t det_host_interval_ms(const struct det_host *h);
 int det_host_save(const struct det_host *h, unsigned char **buf, size_t *len);
 
 /* The same state in the previous formats (version 1, fixed-width numbers;
- * version 2, without the critical run's start), which det_host_load still
- * reads: for the tests that check they carry the same state. */
+ * version 2, without the critical run's start; version 3, without the
+ * batch window's snapshots), which det_host_load still reads: for the
+ * tests that check they carry the same state. */
 int det_host_save_v1(const struct det_host *h, unsigned char **buf, size_t *len);
 int det_host_save_v2(const struct det_host *h, unsigned char **buf, size_t *len);
+int det_host_save_v3(const struct det_host *h, unsigned char **buf, size_t *len);
 
 /* Rebuilds a host from det_host_save (or det_host_save_v1) output. An empty buffer gives a fresh
  * host. Returns NULL when out of memory or the buffer is not a state of a

@@ -88,6 +88,12 @@ typedef void (*det_fn)(const struct dview *v, struct det_result *out);
 
 void detect_thrash(const struct dview *v, struct det_result *out);
 void detect_swap_imbalance(const struct dview *v, struct det_result *out);
+/* swap_imbalance's over_swap shape measured over a batch window
+ * (detect_engine.c): win the whole window, older and newer its two parts
+ * (rates only). Swap-out that came in one part alone is one reclaim batch,
+ * not a rate: clear. */
+void detect_over_swap_window(const struct dview *win, const struct dview *older, const struct dview *newer,
+			     struct det_result *out);
 void detect_writeback_storm(const struct dview *v, struct det_result *out);
 void detect_direct_reclaim_stall(const struct dview *v, struct det_result *out);
 void detect_oom_kill(const struct dview *v, struct det_result *out);

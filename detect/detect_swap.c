@@ -33,6 +33,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Swap-ins without PSI count only above what compressed swap (zram, zswap)
  * serves from memory: about a CPU's worth of lz4/zstd decompression. On a
@@ -331,6 +332,27 @@ static void over_swap(const struct dview *v, struct det_result *o)
 	if (v->is_cgroup && v->mem_limited && n < DET_SUMMARY_MAX)
 		snprintf(o->summary + n, (size_t)(DET_SUMMARY_MAX - n), " (%s %s)", v->mem_ref_name,
 			 det_fmt_bytes(c, sizeof(c), v->mem_ref));
+}
+
+void detect_over_swap_window(const struct dview *win, const struct dview *older, const struct dview *newer,
+			     struct det_result *o)
+{
+	double total = swap_out(win) * win->dt;
+	double a = swap_out(older) * older->dt, b = swap_out(newer) * newer->dt;
+
+	o->level = DL_CLEAR;
+	if (isnan(total) || isnan(a) || isnan(b) || total <= 0 || a < 0.25 * total || b < 0.25 * total)
+		return;
+	if (!win->is_cgroup && !isnan(win->global_share) && win->global_share < 0.25)
+		return;	/* the host's balance only where machine-wide reclaim runs (as per interval) */
+	over_swap(win, o);
+	if (o->level == DL_CLEAR || !o->text)
+		return;
+	det_ev(o, "window_s", round(win->dt));
+	size_t n = strlen(o->summary);
+	if (n < DET_SUMMARY_MAX)
+		snprintf(o->summary + n, DET_SUMMARY_MAX - n, "; over the last %.0f s (reclaim swaps in batches)",
+			 win->dt);
 }
 
 static void swap_churn(const struct dview *v, struct det_result *o)

@@ -3,6 +3,7 @@
  * in docs/detectors.md ("Kernel facts"); change both together. */
 #include "kernel_bugs.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -66,7 +67,9 @@ struct kbug_info {
 	const char *what;		/* the bug, short */
 	const char *fix;		/* the fix: subject and commit */
 	const char *stable;		/* the stable trees that received it, or NULL */
-	struct { int major, minor, patch; } stable_fix[2];	/* verified stable releases with the fix */
+	/* verified stable releases with the fix; a series before the upstream
+	 * range listed here took the bug as a backport first */
+	struct { int major, minor, patch; } stable_fix[4];
 };
 
 static const struct kbug_info bugs[NKBUG] = {
@@ -75,17 +78,17 @@ static const struct kbug_info bugs[NKBUG] = {
 		"file-only reclaim while file pages refault (e9868505987a, \"mm,vmscan: only evict file "
 		"pages when we have plenty\")",
 		"\"mm: vmscan: scan anonymous pages on file refaults\" (2c012a4ad1a2)",
-		"Cc stable 4.12+: backported to 4.14, 4.19 (4.19.62) and 5.1",
-		{ { 4, 19, 62 } },
+		"Cc stable 4.12+: in 4.14.135, 4.19.62, 5.1.21 and 5.2.3",
+		{ { 4, 14, 135 }, { 4, 19, 62 }, { 5, 1, 21 }, { 5, 2, 3 } },
 	},
 	[KB_SCAN_ROUNDUP] = {
 		4, 20, 5, 6,
 		"scan-size round-up for online memory cgroups (68600f623d69, \"mm: don't miss the last "
 		"page because of round-off error\")",
 		"\"mm/vmscan.c: don't round up scan size for online memory cgroup\" (76073c646f5f)",
-		"Cc stable 4.20+, e.g. 5.4.23; 68600f623d69 itself was queued for older stable trees, so "
-		"an older stable kernel may have the round-up too",
-		{ { 5, 4, 23 } },
+		"Cc stable 4.20+: in 5.4.23 and 5.5.7; 68600f623d69 had been backported to 4.14 and 4.19, "
+		"which received the fix in 4.14.172 and 4.19.107",
+		{ { 5, 4, 23 }, { 5, 5, 7 }, { 4, 14, 172 }, { 4, 19, 107 } },
 	},
 	[KB_KSWAPD_WRITEBACK] = {
 		4, 0, 4, 11,
@@ -104,17 +107,37 @@ static const struct kbug_info bugs[NKBUG] = {
 	},
 };
 
-/* The stable release of k's series known to carry the fix, or NULL. */
-static const char *stable_fixed(const struct kbug_info *i, const struct kver *k, char *buf, size_t len)
+/* The stable release of k's series that received the fix (into buf), or
+ * NULL when its series is not listed. *has it: k is that release or later. */
+static const char *stable_series(const struct kbug_info *i, const struct kver *k, bool *has, char *buf,
+				 size_t len)
 {
 	for (size_t n = 0; n < sizeof(i->stable_fix) / sizeof(i->stable_fix[0]); n++) {
-		if (i->stable_fix[n].major == k->major && i->stable_fix[n].minor == k->minor &&
-		    i->stable_fix[n].major > 0 && k->patch >= i->stable_fix[n].patch) {
+		if (i->stable_fix[n].major > 0 && i->stable_fix[n].major == k->major &&
+		    i->stable_fix[n].minor == k->minor) {
+			*has = k->patch >= i->stable_fix[n].patch;
 			snprintf(buf, len, "%d.%d.%d", k->major, k->minor, i->stable_fix[n].patch);
 			return buf;
 		}
 	}
+	*has = false;
 	return NULL;
+}
+
+/* The stable release of k's series known to carry the fix when k has it, or NULL. */
+static const char *stable_fixed(const struct kbug_info *i, const struct kver *k, char *buf, size_t len)
+{
+	bool has;
+	const char *r = stable_series(i, k, &has, buf, len);
+	return has ? r : NULL;
+}
+
+/* k is in a series before the upstream range that took the bug as a
+ * backport and is older than that series' fix. */
+static bool backported_bug(const struct kbug_info *i, const struct kver *k, char *buf, size_t len)
+{
+	bool has;
+	return kver_cmp(k, i->from_major, i->from_minor) < 0 && stable_series(i, k, &has, buf, len) && !has;
 }
 
 int kbug_inside(enum kbug b, const struct kver *k)
@@ -122,8 +145,12 @@ int kbug_inside(enum kbug b, const struct kver *k)
 	const struct kbug_info *i = &bugs[b];
 	char buf[32];
 
-	return kver_known(k) && kver_cmp(k, i->from_major, i->from_minor) >= 0 &&
-	       kver_cmp(k, i->to_major, i->to_minor) < 0 && !stable_fixed(i, k, buf, sizeof(buf));
+	if (!kver_known(k))
+		return 0;
+	if (backported_bug(i, k, buf, sizeof(buf)))
+		return 1;
+	return kver_cmp(k, i->from_major, i->from_minor) >= 0 && kver_cmp(k, i->to_major, i->to_minor) < 0 &&
+	       !stable_fixed(i, k, buf, sizeof(buf));
 }
 
 const char *kbug_verdict(enum kbug b, const struct kver *k, char *buf, size_t len)
@@ -141,6 +168,13 @@ const char *kbug_verdict(enum kbug b, const struct kver *k, char *buf, size_t le
 	}
 	char fixed_in[32];
 	snprintf(rel, sizeof(rel), "%d.%d.%d", k->major, k->minor, k->patch);
+	if (backported_bug(i, k, fixed_in, sizeof(fixed_in))) {
+		snprintf(buf, len, "kernel %s is before the upstream range of the %s (%d.%d up to %d.%d), but its "
+			 "stable series took the bug as a backport and the fix only in %s, so it may have it: %s; "
+			 "distribution kernels may carry backports",
+			 rel, i->what, i->from_major, i->from_minor, i->to_major, i->to_minor, fixed_in, i->fix);
+		return buf;
+	}
 	if (kver_cmp(k, i->from_major, i->from_minor) < 0)
 		where = "is before";
 	else if (kver_cmp(k, i->to_major, i->to_minor) >= 0)

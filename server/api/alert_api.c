@@ -30,3 +30,27 @@ int store_alerts(struct store *st, const struct alert_query *q, json_t **out, ch
 		return broken ? STORE_EUNAVAIL : STORE_EINTERNAL;
 	return STORE_OK;
 }
+
+int store_alert_kind_stored(struct store *st, const char *kind, bool *yes, char *err, size_t errlen)
+{
+	PGconn *c = store_read_conn_get(st);
+	const char *p[1] = { kind };
+
+	*yes = false;
+	if (!c) {
+		snprintf(err, errlen, "could not connect to the database");
+		return STORE_EUNAVAIL;
+	}
+	PGresult *r = PQexecParams(c, "SELECT 1 FROM alerts WHERE kind = $1 LIMIT 1", 1, NULL, p, NULL, NULL, 0);
+	bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+	if (ok)
+		*yes = PQntuples(r) > 0;
+	else
+		snprintf(err, errlen, "could not look up the alert kind: %s", PQerrorMessage(c));
+	PQclear(r);
+	bool broken = !ok && PQstatus(c) != CONNECTION_OK;
+	store_read_conn_put(st, c, broken);
+	if (!ok)
+		return broken ? STORE_EUNAVAIL : STORE_EINTERNAL;
+	return STORE_OK;
+}

@@ -233,9 +233,10 @@ static int run_compare(struct store *st, const struct cmp_host *h, size_t n, con
 		rc = STORE_EINTERNAL;
 	}
 	if (rc == STORE_OK)
-		*out = json_pack("{s:o*,s:s,s:s,s:I,s:I,s:i,s:{s:i,s:i},s:f,s:o}",
+		*out = json_pack("{s:o*,s:s,s:s,s:I,s:I,s:f,s:f,s:i,s:{s:i,s:i},s:f,s:o}",
 				 "group_by", group_by_json(p), "a", p->a, "b", p->b,
 				 "since", (json_int_t)p->since_ms, "until", (json_int_t)p->until_ms,
+				 "since_ts", (double)p->since_ms / 1000.0, "until_ts", (double)p->until_ms / 1000.0,
 				 "interval_s", 300, "hosts", "a", na, "b", nb, "alpha", COMPARE_ALPHA,
 				 "figures", figs);
 	if (rc == STORE_OK && !*out) {
@@ -271,8 +272,9 @@ enum MHD_Result api_compare(struct request *rq)
 		return respond_store_error(rq, rc, err);
 	if (!p.a) {
 		json_t *groups = group_list(h, n, &p);
-		out = groups ? json_pack("{s:o*,s:I,s:I,s:o}", "group_by", group_by_json(&p),
+		out = groups ? json_pack("{s:o*,s:I,s:I,s:f,s:f,s:o}", "group_by", group_by_json(&p),
 					 "since", (json_int_t)p.since_ms, "until", (json_int_t)p.until_ms,
+					 "since_ts", (double)p.since_ms / 1000.0, "until_ts", (double)p.until_ms / 1000.0,
 					 "groups", groups)
 			     : NULL;
 	} else {

@@ -1,5 +1,6 @@
-/* api_fleet.c - GET /api/v1/fleet (see api_fleet.h): hosts, open alerts
- * and every host's sparklines from the 5-minute rollups: three queries
+/* api_fleet.c - GET /api/v1/fleet (see api_fleet.h): hosts, open and
+ * recently ended alerts and every host's sparklines from the 5-minute
+ * rollups: four queries
  * whatever the fleet size (store_fleet_sparks), written out without a
  * JSON tree for the sparklines. */
 #include "api_fleet.h"
@@ -212,11 +213,48 @@ static void out_spark(struct out *o, const struct fleet_sparks *fs, int h, bool 
 	out_lit(o, "}");
 }
 
-/* One host's fleet entry (without its sparklines) from its store_hosts
- * object and its open alerts (an array, or NULL for none). */
-static json_t *host_entry(const json_t *h, const json_t *alerts, int64_t now_ms)
+/* An alert time field of a store_alerts object as Unix seconds (null
+ * when absent or unreadable). */
+static json_t *ts_of(const json_t *a, const char *field)
 {
-	json_t *open = json_array();
+	const char *s = json_string_value(json_object_get(a, field));
+	int64_t ms;
+
+	if (!s || time_parse(s, &ms) < 0)
+		return json_null();
+	return json_real((double)ms / 1000.0);
+}
+
+/* The fleet's short form of an alert: what the dashboard's chip shows
+ * (kind, cgroup, since when) and its tooltip (the summary). */
+static json_t *alert_brief(const json_t *a, bool resolved)
+{
+	json_t *o = json_pack("{s:O?,s:O?,s:O?,s:O?,s:o,s:O?}",
+			      "id", json_object_get(a, "id"),
+			      "kind", json_object_get(a, "kind"),
+			      "severity", json_object_get(a, "severity"),
+			      "cgroup", json_object_get(a, "cgroup"),
+			      "started_at_ts", ts_of(a, "started_at"),
+			      "summary", json_object_get(a, "summary"));
+	if (o && resolved && json_object_set_new(o, "ended_at_ts", ts_of(a, "ended_at")) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	/* an open alert a silence holds back: "somebody is on it" */
+	if (o && !resolved && json_is_true(json_object_get(a, "silenced")) &&
+	    json_object_set_new(o, "silenced", json_true()) < 0) {
+		json_decref(o);
+		o = NULL;
+	}
+	return o;
+}
+
+/* One host's fleet entry (without its sparklines) from its store_hosts
+ * object, its open alerts and the alerts that ended within the window
+ * (arrays, or NULL for none). */
+static json_t *host_entry(const json_t *h, const json_t *alerts, const json_t *ended, int64_t now_ms)
+{
+	json_t *open = json_array(), *recent = json_array();
 	const char *state = "ok";
 	size_t i;
 	const json_t *a;
@@ -227,12 +265,10 @@ static json_t *host_entry(const json_t *h, const json_t *alerts, int64_t now_ms)
 			state = "critical";
 		else if (sev && strcmp(sev, "warning") == 0 && strcmp(state, "ok") == 0)
 			state = "warning";
-		json_array_append_new(open, json_pack("{s:O?,s:O?,s:O?,s:O?}",
-						      "id", json_object_get(a, "id"),
-						      "kind", json_object_get(a, "kind"),
-						      "severity", json_object_get(a, "severity"),
-						      "cgroup", json_object_get(a, "cgroup")));
+		json_array_append_new(open, alert_brief(a, false));
 	}
+	json_array_foreach((json_t *)ended, i, a)
+		json_array_append_new(recent, alert_brief(a, true));
 	double last = json_number_value(json_object_get(h, "last_seen_ts"));
 	double interval = json_number_value(json_object_get(h, "interval_s"));
 	double stale_after = 3 * interval > 60 ? 3 * interval : 60;
@@ -242,7 +278,7 @@ static json_t *host_entry(const json_t *h, const json_t *alerts, int64_t now_ms)
 	double offset = json_number_value(json_object_get(clock, "offset_s"));
 	bool stale = !json_is_number(json_object_get(h, "last_seen_ts")) ||
 		     (double)now_ms / 1000.0 - (last + offset) > stale_after;
-	json_t *e = json_pack("{s:O?,s:s,s:O?,s:O?,s:b,s:O?,s:O?,s:o}",
+	json_t *e = json_pack("{s:O?,s:s,s:O?,s:O?,s:b,s:O?,s:O?,s:o,s:o}",
 			      "host", json_object_get(h, "host"),
 			      "state", state,
 			      "last_seen", json_object_get(h, "last_seen"),
@@ -250,7 +286,8 @@ static json_t *host_entry(const json_t *h, const json_t *alerts, int64_t now_ms)
 			      "stale", stale,
 			      "kernel", json_object_get(h, "kernel"),
 			      "labels", json_object_get(h, "labels"),
-			      "open_alerts", open);
+			      "open_alerts", open,
+			      "resolved_alerts", recent);
 	if (e && json_is_object(clock))
 		json_object_set(e, "clock", (json_t *)clock);
 	return e;
@@ -314,7 +351,7 @@ enum MHD_Result api_fleet(struct request *rq)
 	struct store *st = app_store(rq->app);
 	struct param_src src = api_params(rq);
 	int window_s, points, rc;
-	json_t *hosts = NULL, *alerts = NULL, *by = NULL;
+	json_t *hosts = NULL, *alerts = NULL, *ended = NULL, *by = NULL, *by_ended = NULL;
 	struct fleet_sparks fs;
 	char err[256] = "", now_s[40];
 	int64_t now = time_now_ms(), since, step;
@@ -337,15 +374,23 @@ enum MHD_Result api_fleet(struct request *rq)
 	struct alert_query aq = { .state = "open", .since_ms = INT64_MIN, .until_ms = INT64_MAX,
 				  .limit = 10000 };
 	rc = store_alerts(st, &aq, &alerts, err, sizeof(err));
+	/* and those that ended within the window: an OOM kill just before a
+	 * host went silent is over by the time anyone looks */
+	struct alert_query eq = { .state = "resolved", .since_ms = now - (int64_t)window_s * 1000,
+					.until_ms = INT64_MAX, .limit = 10000 };
+	if (rc == STORE_OK)
+		rc = store_alerts(st, &eq, &ended, err, sizeof(err));
 	fleet_range(now, window_s, points, &since, &step);
 	if (rc == STORE_OK)
 		rc = store_fleet_sparks(st, since, now, step, &fs, err, sizeof(err));
 	if (rc != STORE_OK) {
 		json_decref(hosts);
 		json_decref(alerts);
+		json_decref(ended);
 		return respond_store_error(rq, rc, err);
 	}
 	by = alerts_by_host(json_object_get(alerts, "alerts"));
+	by_ended = alerts_by_host(json_object_get(ended, "alerts"));
 
 	out_lit(&o, "{\"now\":");
 	json_t *tmp = json_string(time_format(now, now_s, sizeof(now_s)));
@@ -369,7 +414,7 @@ enum MHD_Result api_fleet(struct request *rq)
 	bool first = true;
 	json_array_foreach(json_object_get(hosts, "hosts"), i, h) {
 		const char *name = json_string_value(json_object_get(h, "host"));
-		json_t *entry = name ? host_entry(h, json_object_get(by, name), now) : NULL;
+		json_t *entry = name ? host_entry(h, json_object_get(by, name), json_object_get(by_ended, name), now) : NULL;
 		if (!entry)
 			continue;
 		if (!first)
@@ -386,8 +431,10 @@ enum MHD_Result api_fleet(struct request *rq)
 	}
 	out_lit(&o, "]}");
 	json_decref(by);
+	json_decref(by_ended);
 	json_decref(hosts);
 	json_decref(alerts);
+	json_decref(ended);
 	fleet_sparks_release(&fs);
 	return send_out(rq, &o);
 }

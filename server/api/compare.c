@@ -438,6 +438,46 @@ static json_t *histogram(const struct vec *va, const struct vec *vb)
 	return json_pack("{s:o*,s:o*,s:o*}", "edges", e, "a", ca, "b", cb);
 }
 
+/* A group's hosts with the worst window means of a figure, worst first:
+ * the rows the dashboard opens to show which hosts drive a change. */
+#define TOP_HOSTS 5
+struct top {
+	size_t hi[TOP_HOSTS];
+	double v[TOP_HOSTS];
+	int n;
+};
+
+static void top_add(struct top *t, size_t hi, double x, bool higher_better)
+{
+	int at = t->n;
+	while (at > 0 && (higher_better ? x < t->v[at - 1] : x > t->v[at - 1]))
+		at--;
+	if (at >= TOP_HOSTS)
+		return;
+	int last = t->n < TOP_HOSTS ? t->n : TOP_HOSTS - 1;
+	for (int j = last; j > at; j--) {
+		t->hi[j] = t->hi[j - 1];
+		t->v[j] = t->v[j - 1];
+	}
+	t->hi[at] = hi;
+	t->v[at] = x;
+	if (t->n < TOP_HOSTS)
+		t->n++;
+}
+
+static json_t *top_json(const struct compare *c, const struct top *t)
+{
+	json_t *arr = json_array();
+	for (int i = 0; arr && i < t->n; i++) {
+		json_t *o = json_pack("{s:s,s:f}", "host", c->h[t->hi[i]].name, "value", t->v[i]);
+		if (!o || json_array_append_new(arr, o) < 0) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	return arr;
+}
+
 int compare_nfig(const struct compare *c)
 {
 	return c->nfig;
@@ -490,6 +530,7 @@ static json_t *figure(struct compare *c, int f, double alpha)
 	/* one value per host with data: the host's mean over the window */
 	double *hv[2];
 	size_t nhv[2] = { 0, 0 };
+	struct top top[2] = { { .n = 0 }, { .n = 0 } };
 	hv[0] = malloc((c->nh ? c->nh : 1) * sizeof(double));
 	hv[1] = malloc((c->nh ? c->nh : 1) * sizeof(double));
 	if (!hv[0] || !hv[1]) {
@@ -499,8 +540,10 @@ static json_t *figure(struct compare *c, int f, double alpha)
 	}
 	for (size_t i = 0; i < c->nh; i++) {
 		double x;
-		if (compare_host_value(c, f, i, &x))
+		if (compare_host_value(c, f, i, &x)) {
 			hv[c->side[i]][nhv[c->side[i]]++] = x;
+			top_add(&top[c->side[i]], i, x, def.higher_better);
+		}
 	}
 	struct stats_mwu t;
 	bool tested = nhv[0] && nhv[1] && stats_mann_whitney(hv[0], nhv[0], hv[1], nhv[1], &t) == 0;
@@ -522,13 +565,14 @@ static json_t *figure(struct compare *c, int f, double alpha)
 			    "u", t.u, "z", t.z, "p", t.p, "exact", t.exact)
 		: json_pack("{s:s,s:s,s:n,s:n,s:n,s:b}", "method", "mann-whitney-u", "unit", "host",
 			    "u", "z", "p", "exact", false);
-	return json_pack("{s:s,s:s,s:s,s:s,s:o*,s:o*,s:{s:o,s:o,s:o,s:o},s:o*,s:b,s:s,s:o*}",
+	return json_pack("{s:s,s:s,s:s,s:s,s:o*,s:o*,s:{s:o,s:o,s:o,s:o},s:o*,s:b,s:s,s:o*,s:{s:o*,s:o*}}",
 			 "name", def.name, "label", def.label, "unit", def.unit,
 			 "better", def.higher_better ? "higher" : "lower",
 			 "a", ga, "b", gb,
 			 "change_pct", "mean", num(change(sa[0], sb[0])), "p50", num(change(sa[1], sb[1])),
 			 "p95", num(change(sa[2], sb[2])), "p99", num(change(sa[3], sb[3])),
-			 "test", test, "significant", sig, "verdict", verdict, "hist", hist);
+			 "test", test, "significant", sig, "verdict", verdict, "hist", hist,
+			 "hosts_top", "a", top_json(c, &top[0]), "b", top_json(c, &top[1]));
 }
 
 int compare_load(struct store *st, const struct cmp_host *hosts, const int *side, size_t n,

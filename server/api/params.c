@@ -147,15 +147,30 @@ int params_alerts(const struct param_src *src, struct alert_query *q, char *err,
 	return 0;
 }
 
-/* The window part shared by series and series_batch: cgroup, since,
- * until (default: the hour before now_ms), points. */
-static int series_window(const struct param_src *src, int64_t now_ms, const char **cgroup, int64_t *since_ms,
-			 int64_t *until_ms, int *pts, char *err, size_t errlen)
+/* cgroup and cgroup_version (1 or 2, only with cgroup; 0 when absent:
+ * both hierarchies of a hybrid machine, merged by name). */
+static int get_cgroup_version(const struct param_src *src, const char **cgroup, int *version, char *err,
+			      size_t errlen)
+{
+	long v = 0;
+
+	if (get_cgroup(src, cgroup, err, errlen) < 0 || get_int(src, "cgroup_version", 1, 2, &v, err, errlen) < 0)
+		return -1;
+	if (v && !*cgroup)
+		return errf(err, errlen, "cgroup_version: only with cgroup");
+	*version = (int)v;
+	return 0;
+}
+
+/* The window part shared by series and series_batch: cgroup,
+ * cgroup_version, since, until (default: the hour before now_ms), points. */
+static int series_window(const struct param_src *src, int64_t now_ms, const char **cgroup, int *version,
+			 int64_t *since_ms, int64_t *until_ms, int *pts, char *err, size_t errlen)
 {
 	bool has_since, has_until;
 	long points = 0;
 
-	if (get_cgroup(src, cgroup, err, errlen) < 0)
+	if (get_cgroup_version(src, cgroup, version, err, errlen) < 0)
 		return -1;
 	if (get_time(src, "until", until_ms, &has_until, err, errlen) < 0 ||
 	    get_time(src, "since", since_ms, &has_since, err, errlen) < 0)
@@ -186,7 +201,8 @@ int params_series(const struct param_src *src, int64_t now_ms, struct series_que
 	/* a flattened name: prefixes and kernel names joined by dots */
 	if (!name_metric_valid(q->metric, strlen(q->metric)))
 		return errf(err, errlen, "metric: expected a metric name such as vmstat.pgscan_kswapd");
-	return series_window(src, now_ms, &q->cgroup, &q->since_ms, &q->until_ms, &q->points, err, errlen);
+	return series_window(src, now_ms, &q->cgroup, &q->cgroup_version, &q->since_ms, &q->until_ms, &q->points,
+			     err, errlen);
 }
 
 int params_series_batch(const struct param_src *src, int64_t now_ms, struct series_batch_query *q,
@@ -220,21 +236,40 @@ int params_series_batch(const struct param_src *src, int64_t now_ms, struct seri
 		*comma = '\0';
 		p = comma + 1;
 	}
-	return series_window(src, now_ms, &q->cgroup, &q->since_ms, &q->until_ms, &q->points, err, errlen);
+	const char *layout;
+	if (get(src, "layout", &layout, err, errlen) < 0)
+		return -1;
+	q->columns = layout && strcmp(layout, "columns") == 0;
+	if (layout && !q->columns && strcmp(layout, "points") != 0)
+		return errf(err, errlen, "layout: expected points or columns");
+	return series_window(src, now_ms, &q->cgroup, &q->cgroup_version, &q->since_ms, &q->until_ms, &q->points,
+			     err, errlen);
 }
 
-int params_metrics(const struct param_src *src, const char **cgroup, char *err, size_t errlen)
+int params_metrics(const struct param_src *src, const char **cgroup, int *version, char *err, size_t errlen)
 {
-	return get_cgroup(src, cgroup, err, errlen);
+	return get_cgroup_version(src, cgroup, version, err, errlen);
+}
+
+int params_fleet_max_points(int window_s)
+{
+	/* buckets start at multiples of 5 minutes, the first at or before
+	 * now - window: ceil(window / 300) of them, one more when now is
+	 * past a multiple */
+	return (window_s + 299) / 300 + 1;
 }
 
 int params_fleet(const struct param_src *src, int *window_s, int *points, char *err, size_t errlen)
 {
-	long w = 3600, p = 60;
+	long w = 3600, p;
 
-	if (get_int(src, "window", 60, 86400, &w, err, errlen) < 0 ||
-	    get_int(src, "points", 1, 500, &p, err, errlen) < 0)
+	if (get_int(src, "window", 60, 86400, &w, err, errlen) < 0)
 		return -1;
+	int max = params_fleet_max_points((int)w);
+	p = max;
+	if (get_int(src, "points", 1, max, &p, err, errlen) < 0)
+		return errf(err, errlen, "points: expected 1 to %d for window=%ld (the sparklines are "
+			    "5-minute rollups: at most one point per 5 minutes of the window)", max, w);
 	*window_s = (int)w;
 	*points = (int)p;
 	return 0;

@@ -9,12 +9,14 @@
 #include "detect.h"
 #include "http.h"
 #include "log.h"
+#include "ingest.h"
 #include "malloc_tune.h"
 #include "membudget.h"
 #include "metrics.h"
 #include "notify.h"
 #include "ratelimit.h"
 #include "regress_watch.h"
+#include "static.h"
 #include "store.h"
 #include "tokens.h"
 #include "version.h"
@@ -83,6 +85,7 @@ int main(int argc, char **argv)
 	app.cfg = &cfg;
 	atomic_init(&app.store, NULL);
 	membudget_init(&inflight, cfg.max_inflight);
+	membudget_set_lone(&inflight, ingest_lone_bytes(cfg.max_body));
 	app.inflight = &inflight;
 	app.engine = detect_engine_new();
 	app.rl = ratelimit_new(cfg.rate_limit, tokens_nkeys());
@@ -124,6 +127,11 @@ int main(int argc, char **argv)
 	log_info("vmscope-server %s listening on %s%s (web %s, %zu ingest token(s)%s%s)",
 		 VMSCOPE_VERSION, cfg.listen, cfg.tls_cert ? " with TLS" : "", cfg.web_dir, cfg.ntokens,
 		 cfg.insecure_no_auth ? ", NO AUTH" : "", cfg.read_token ? ", read token" : "");
+	const char *missing = static_missing_vendor(cfg.web_dir);
+	if (missing)
+		log_warn("dashboard: %s/%s is missing, so the host view cannot draw its charts; "
+			 "run `make deps` (scripts/web-deps.sh copies uPlot from npm into web/vendor)",
+			 cfg.web_dir, missing);
 	if (sigwait(&sigs, &sig) != 0)
 		sig = 0;
 	if (atomic_load(&app.fatal)) {

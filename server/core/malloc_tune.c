@@ -15,9 +15,13 @@
 #include "malloc_tune.h"
 
 #include <malloc.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #define KEEP_BYTES (32 * 1024 * 1024)
+
+static atomic_bool tuned;
 
 void malloc_tune(void)
 {
@@ -27,4 +31,25 @@ void malloc_tune(void)
 	/* failures leave glibc's default for that setting: nothing to undo */
 	(void)mallopt(M_TRIM_THRESHOLD, KEEP_BYTES);
 	(void)mallopt(M_MMAP_THRESHOLD, KEEP_BYTES);
+	atomic_store(&tuned, true);
+}
+
+/* malloc_trim gives back free pages inside every arena's bins, but the
+ * free space at the top of a thread's own arena is only returned by
+ * free() itself, and only past the trim threshold. So: lower the threshold
+ * for a moment, free a block big enough to make free() trim this thread's
+ * arena, and restore it. Other threads freeing meanwhile may trim too,
+ * which costs them a system call, nothing more. */
+void malloc_give_back(void)
+{
+	if (atomic_load(&tuned)) {
+		/* volatile: a compiler may drop a malloc whose block is only freed */
+		void *volatile block;
+
+		(void)mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+		block = malloc(256 * 1024);
+		free(block);
+		(void)mallopt(M_TRIM_THRESHOLD, KEEP_BYTES);
+	}
+	malloc_trim(0);
 }

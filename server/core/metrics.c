@@ -144,6 +144,14 @@ static void put(struct out *o, const char *fmt, ...)
 	o->len += (size_t)n;
 }
 
+/* One line per label value of a counter family: name{label="names[i]"} counts[i]. */
+static void put_labelled(struct out *o, const char *name, const char *label, const char *const *names,
+			 atomic_ullong *counts, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		put(o, "%s{%s=\"%s\"} %llu\n", name, label, names[i], atomic_load(&counts[i]));
+}
+
 char *metrics_render(bool db_up, size_t *len)
 {
 	struct out o = { .cap = 4096 };
@@ -174,9 +182,8 @@ char *metrics_render(bool db_up, size_t *len)
 		"may bring in: new metric names per host or token and hour, a full name dictionary, "
 		"a host outside the token's patterns, new hosts per token and hour.\n"
 		"# TYPE vmscope_ingest_refusals_total counter\n");
-	for (size_t i = 0; i < METRICS_REFUSED_N; i++)
-		put(&o, "vmscope_ingest_refusals_total{reason=\"%s\"} %llu\n", refusal_names[i],
-		    atomic_load(&refused_by[i]));
+	put_labelled(&o, "vmscope_ingest_refusals_total", "reason", refusal_names, refused_by,
+		     METRICS_REFUSED_N);
 	put(&o, "# HELP vmscope_metric_names Metric names in the server's dictionary; at "
 		"vmscope_metric_names_max a sample bringing a new name is refused (metric_names_full).\n"
 		"# TYPE vmscope_metric_names gauge\n"
@@ -211,9 +218,7 @@ char *metrics_render(bool db_up, size_t *len)
 	put(&o, "# HELP vmscope_notifications_total Notification attempts and events by outcome "
 		"(sent, retry, gave_up, held_back, resent, resend_failed).\n"
 		"# TYPE vmscope_notifications_total counter\n");
-	for (size_t i = 0; i < METRICS_NOTIFY_N; i++)
-		put(&o, "vmscope_notifications_total{result=\"%s\"} %llu\n", notify_names[i],
-		    atomic_load(&notify_by[i]));
+	put_labelled(&o, "vmscope_notifications_total", "result", notify_names, notify_by, METRICS_NOTIFY_N);
 	put(&o, "# HELP vmscope_database_up 1 when a query to the database succeeds now.\n"
 		"# TYPE vmscope_database_up gauge\n"
 		"vmscope_database_up %d\n", db_up ? 1 : 0);

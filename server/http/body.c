@@ -6,7 +6,40 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <zlib.h>
+
+/* Buffers from this size up are mapped pages of their own rather than
+ * malloc's: the server raises glibc's mmap threshold (malloc_tune.c), so a
+ * multi-megabyte body would otherwise sit in an arena that keeps it after
+ * free, and many bodies at once would leave the resident size at the sum
+ * of every arena's peak. A mapping goes back to the kernel at release. */
+#define BODY_MAP_FROM ((size_t)256 * 1024)
+
+static bool mapped(size_t cap)
+{
+	return cap >= BODY_MAP_FROM;
+}
+
+/* Grows buf from cap to ncap bytes (ncap > cap), moving it between malloc
+ * and a mapping when it crosses BODY_MAP_FROM. NULL on failure, buf
+ * unchanged. */
+static char *grow(char *buf, size_t len, size_t cap, size_t ncap)
+{
+	if (!mapped(ncap))
+		return realloc(buf, ncap);
+	if (mapped(cap)) {
+		void *p = mremap(buf, cap, ncap, MREMAP_MAYMOVE);
+		return p == MAP_FAILED ? NULL : p;
+	}
+	void *p = mmap(NULL, ncap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (len)
+		memcpy(p, buf, len);
+	free(buf);
+	return p;
+}
 
 void body_init(struct body *b, size_t limit)
 {
@@ -40,34 +73,65 @@ int body_append(struct body *b, const char *data, size_t len)
 		b->too_big = true;
 		return BODY_ETOOBIG;
 	}
+	/* the bytes themselves are reserved, not the buffer's capacity: a
+	 * client that stalls holds what it sent (a mapped buffer's unwritten
+	 * pages are not resident; a small one's slack is under BODY_MAP_FROM) */
+	size_t need = len * b->per_byte;
+	size_t small = b->mb ? b->mb->limit / (b->per_byte == 1 ? 1024 : 64) : 0;
+	if (!membudget_take_small(b->mb, need, b->held + b->also_held, small))
+		return BODY_EBUSY;
 	if (b->len + len + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : b->expect >= 16384 ? b->expect + 1 : 16384;
+		size_t cap = b->cap ? b->cap
+			     : b->expect >= 4096 && !mapped(b->expect + 1) ? b->expect + 1 : 4096;
 		while (cap < b->len + len + 1)
 			cap *= 2;
 		if (cap > b->limit + 1)
 			cap = b->limit + 1;
-		size_t need = (cap - b->cap) * b->per_byte;
-		if (!membudget_take(b->mb, need, b->held + b->also_held))
-			return BODY_EBUSY;
-		char *grown = realloc(b->buf, cap);
+		char *grown = grow(b->buf, b->len, b->cap, cap);
 		if (!grown) {
 			membudget_give(b->mb, need);
 			return BODY_ENOMEM;
 		}
 		b->buf = grown;
-		b->held += need;
 		b->cap = cap;
 	}
+	b->held += need;
 	memcpy(b->buf + b->len, data, len);
 	b->len += len;
 	b->buf[b->len] = '\0';
 	return BODY_OK;
 }
 
+bool body_reserve(struct body *b, size_t n)
+{
+	if (!membudget_take(b->mb, n, b->held + b->also_held))
+		return false;
+	b->held += n;
+	return true;
+}
+
+void body_keep_reservation(struct body *b, size_t n)
+{
+	if (n > b->held)
+		membudget_force(b->mb, n - b->held);
+	else
+		membudget_give(b->mb, b->held - n);
+	if (b->buf && mapped(b->cap))
+		munmap(b->buf, b->cap);
+	else
+		free(b->buf);
+	b->buf = NULL;
+	b->len = b->cap = 0;
+	b->held = n;
+}
+
 void body_release(struct body *b)
 {
 	membudget_give(b->mb, b->held);
-	free(b->buf);
+	if (b->buf && mapped(b->cap))
+		munmap(b->buf, b->cap);
+	else
+		free(b->buf);
 	memset(b, 0, sizeof(*b));
 }
 

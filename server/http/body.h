@@ -32,33 +32,48 @@ struct body {
 	size_t limit;		/* len never exceeds it */
 	bool too_big;		/* a body_append went over the limit */
 	struct membudget *mb;	/* not owned; NULL: no budget */
-	size_t per_byte;	/* bytes reserved per byte of capacity */
-	size_t held;		/* bytes reserved from mb (cap * per_byte) */
+	size_t per_byte;	/* bytes reserved per byte received */
+	size_t held;		/* bytes reserved from mb (len * per_byte, and body_reserve's) */
 	size_t expect;		/* the declared length (Content-Length), 0 unknown */
 	size_t also_held;	/* bytes the same request holds in another body (the
 				 * compressed copy of an inflated one): a request
 				 * alone in the budget may grow even past it */
 };
 
-/* The body is expected to be n bytes (its Content-Length): the buffer is
- * sized for it at the first append rather than grown by doubling (each
- * growth copies what came so far). Ignored over the limit. */
+/* The body is expected to be n bytes (its Content-Length): a small one's
+ * buffer is sized for it at the first append rather than grown by doubling
+ * (each growth copies what came so far). From BODY_MAP_FROM up the buffer
+ * still grows with what arrives (mapped pages grow without a copy), so a
+ * client declaring a large body and stalling holds no more than it sent.
+ * Ignored over the limit. */
 void body_expect(struct body *b, const char *content_length);
 
 /* A body with no budget (small admin bodies). */
 void body_init(struct body *b, size_t limit);
 
 /* mb may be NULL (no budget). per_byte (>= 1) is what each byte of the
- * buffer will cost in all, reserved as the buffer grows: 1 for a body kept
- * as is, more for one that will be parsed into a tree, so that a body
- * accepted whole can always be parsed without another reservation (two
- * steps of reservation starve each other under contention). */
+ * buffer costs, reserved as the buffer grows: 1 for a body still arriving
+ * from the network (a client that stalls mid-upload then holds no more
+ * than it sent), more for a buffer filled at once from memory (an
+ * inflated gzip body) that will be parsed next. */
 void body_init_budget(struct body *b, size_t limit, struct membudget *mb, size_t per_byte);
+
+/* Reserves n more bytes for what the body is about to cost beyond its
+ * buffer (its parse), given back with it by body_release. Taken once the
+ * body is whole, when the work that needs it starts at once: false when
+ * the budget refuses (nothing reserved; answer 503). */
+bool body_reserve(struct body *b, size_t n);
 
 /* Appends data. Returns BODY_OK, BODY_ETOOBIG (nothing appended, too_big
  * set; later appends keep failing), BODY_EBUSY (the budget refused the
  * growth; nothing appended) or BODY_ENOMEM. */
 int body_append(struct body *b, const char *data, size_t len);
+
+/* Frees the buffer but keeps n bytes reserved until body_release: for what
+ * outlives the body (its parsed samples, until they are committed). Cannot
+ * fail: n may exceed what was held (the caller holds that memory under
+ * another reservation it gives back next). */
+void body_keep_reservation(struct body *b, size_t n);
 
 void body_release(struct body *b);
 

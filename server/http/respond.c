@@ -156,6 +156,7 @@ enum MHD_Result respond_store_error(struct request *rq, int rc, const char *err)
 	case STORE_EINVAL:
 		return respond_error(rq, 400, err && *err ? err : "invalid request", NULL, NULL);
 	case STORE_ENOTFOUND:
+	case STORE_ENOMETRIC:
 		return respond_error(rq, 404, err && *err ? err : "not found", NULL, NULL);
 	default:
 		metrics_db_error();

@@ -34,7 +34,7 @@ enum MHD_Result respond_error(struct request *rq, unsigned status, const char *e
 			      const char *detail, const char *hint);
 
 /* Maps a STORE_E* code and its message: EUNAVAIL 503 with Retry-After,
- * EINVAL 400, ENOTFOUND 404, anything else 500. */
+ * EINVAL 400, ENOTFOUND and ENOMETRIC 404, anything else 500. */
 enum MHD_Result respond_store_error(struct request *rq, int rc, const char *err);
 
 /* Answers 503 "database unreachable" with Retry-After. */

@@ -290,3 +290,16 @@ enum MHD_Result static_serve(struct request *rq)
 	MHD_add_response_header(resp, "Cache-Control", is_html ? "no-cache" : "public, max-age=3600");
 	return respond_queue(rq, 200, resp);
 }
+
+const char *static_missing_vendor(const char *web_dir)
+{
+	static const char *const files[] = { "vendor/uPlot.min.esm.js", "vendor/uPlot.min.css" };
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		int n = snprintf(path, sizeof(path), "%s/%s", web_dir, files[i]);
+		if (n < 0 || (size_t)n >= sizeof(path) || access(path, R_OK) != 0)
+			return files[i];
+	}
+	return NULL;
+}

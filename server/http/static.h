@@ -31,6 +31,12 @@ bool static_compressible(const char *mime);
 /* gzip (RFC 1952) of in[0..len) into *out (malloc'd, the caller frees). 0 or -1. */
 int static_gzip(const void *in, size_t len, unsigned char **out, size_t *outlen);
 
+/* The dashboard's third-party files (uPlot, copied into web_dir/vendor by
+ * `make deps`): the first one missing or unreadable under web_dir, or
+ * NULL when all are there. The server says so at start: without them the
+ * host view cannot draw (the page itself also says what is missing). */
+const char *static_missing_vendor(const char *web_dir);
+
 /* A strong ETag for a file version (size, mtime) and its encoding, quoted. */
 void static_etag(long long size, long long mtime_s, long mtime_ns, bool gz, char *buf, size_t len);
 

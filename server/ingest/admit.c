@@ -1,6 +1,7 @@
 /* admit.c - host scopes, new-host and new-name budgets of an ingest
  * request (see admit.h). */
 #include "admit.h"
+#include "fnv.h"
 
 #include "budget.h"
 #include "metrics.h"
@@ -32,13 +33,7 @@ static int64_t mono_ms(void)
 
 static uint64_t hash_str(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
+	return fnv1a(s, strlen(s));
 }
 
 struct admit *admit_new(void)

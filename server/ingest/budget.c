@@ -1,6 +1,7 @@
 /* budget.c - hourly allowances per key (see budget.h): a chained hash
  * table of leaky buckets under one mutex. */
 #include "budget.h"
+#include "fnv.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -26,13 +27,7 @@ struct budget {
 
 static uint64_t hash_key(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
+	return fnv1a(s, strlen(s));
 }
 
 struct budget *budget_new(void)

@@ -5,6 +5,7 @@
 #include "detect.h"
 #include "dict.h"
 #include "log.h"
+#include "malloc_tune.h"
 #include "membudget.h"
 #include "metrics.h"
 #include "ratelimit.h"
@@ -16,9 +17,6 @@
 #include "timeparse.h"
 #include "tokens.h"
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,14 +24,17 @@
 #include <time.h>
 
 /* What parsing a body may allocate at its peak per byte of body, reserved
- * from the in-flight budget (membudget.h) with the body's buffer. An upper
+ * from the in-flight budget (membudget.h) once the body is whole. An upper
  * bound, not an estimate: the jansson reference parser took 22 bytes per
  * body byte for an array of one-digit numbers and 29 for an object of
  * short keys (VmHWM of one 8 MiB body); the streaming parser builds no tree
  * but a parsed sample costs a few KiB (at most SAMPLE_BODY_MAX_SAMPLES of
  * them a body). */
 #define INGEST_PARSE_BYTES_PER_BYTE 32
-#define INGEST_TRIM_AFTER (1u << 20)
+/* A body from this size up is parsed into megabytes (~30 bytes per byte):
+ * its memory goes back to the kernel once it is freed (trim_after). An
+ * agent's sample is a few KiB to a few tens of KiB. */
+#define INGEST_TRIM_AFTER ((size_t)128 * 1024)
 
 static double mono_s(void)
 {
@@ -231,12 +232,41 @@ enum MHD_Result ingest_begin(struct request *rq)
 	if (rq->encoding < 0)
 		return refuse(rq, 415, "unsupported Content-Encoding",
 			      "send the body as is or with Content-Encoding: gzip");
-	/* a plain body is parsed as it is: reserve its parse with it; a gzip
-	 * body's inflated copy reserves the parse instead (ingest_finish) */
-	body_init_budget(&rq->body, cfg->max_body, app->inflight,
-		  rq->encoding == 1 ? 1 : 1 + INGEST_PARSE_BYTES_PER_BYTE);
+	/* while it arrives a body reserves only its own bytes: a client that
+	 * stalls mid-upload holds what it sent, not the parse it may never
+	 * reach; the parse is reserved when the body is whole (ingest_finish) */
+	body_init_budget(&rq->body, cfg->max_body, app->inflight, 1);
 	body_expect(&rq->body, MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Content-Length"));
 	return MHD_YES;
+}
+
+size_t ingest_lone_bytes(size_t max_body)
+{
+	/* a gzip body of --max-body and its inflated copy with its parse */
+	return max_body * (2 + INGEST_PARSE_BYTES_PER_BYTE);
+}
+
+/* What a parsed batch holds in memory, near enough for the in-flight
+ * budget: the samples, their fields and cgroups. */
+static size_t batch_bytes(const struct ingest_batch *b)
+{
+	size_t n = b->n * sizeof(struct sample);
+
+	for (size_t i = 0; i < b->n; i++) {
+		const struct sample *s = &b->s[i];
+		n += s->m.cap * sizeof(struct sfield) + s->cgcap * sizeof(struct cgsample);
+		for (size_t k = 0; k < s->ncg; k++)
+			n += s->cg[k].m.cap * sizeof(struct sfield) + strlen(s->cg[k].path) + 1;
+	}
+	return n;
+}
+
+/* After a large body, the parse's memory goes back to the kernel
+ * (malloc_give_back): it costs far less than such a parse did. */
+static void trim_after(size_t body_len)
+{
+	if (body_len >= INGEST_TRIM_AFTER)
+		malloc_give_back();
 }
 
 enum MHD_Result ingest_data(struct request *rq, const char *data, size_t len)
@@ -252,7 +282,9 @@ enum MHD_Result ingest_data(struct request *rq, const char *data, size_t len)
 		/* the server holds --max-inflight-bytes of requests already: give
 		 * this one's memory back now, drop the rest of its upload and
 		 * answer 503 at its end (the agent retries after Retry-After) */
+		size_t had = rq->body.len;
 		body_release(&rq->body);
+		trim_after(had);
 		metrics_ingest_busy();
 		rq->retry_after = 1;
 		rq->drain_max = rq->app->cfg->max_body;
@@ -277,21 +309,6 @@ enum MHD_Result ingest_data(struct request *rq, const char *data, size_t len)
 		}
 	}
 	return MHD_YES;
-}
-
-/* After a large body, hands the freed parse memory back to the kernel.
- * A parse tree is many small blocks spread over glibc's per-thread arenas,
- * which keep them after free: without this, the resident size creeps up to
- * the sum of every arena's peak, not the budget's. Once per megabyte-sized
- * body it costs far less than the parse did. */
-static void trim_after(size_t body_len)
-{
-#ifdef __GLIBC__
-	if (body_len >= INGEST_TRIM_AFTER)
-		malloc_trim(0);
-#else
-	(void)body_len;
-#endif
 }
 
 static enum MHD_Result busy(struct request *rq)
@@ -359,6 +376,11 @@ enum MHD_Result ingest_finish(struct request *rq)
 	body_init_budget(&inflated, app->cfg->max_body, app->inflight,
 			 1 + INGEST_PARSE_BYTES_PER_BYTE);
 	inflated.also_held = rq->body.held;	/* one request, two buffers */
+	if (rq->encoding != 1 && !body_reserve(&rq->body, len * INGEST_PARSE_BYTES_PER_BYTE)) {
+		body_release(&rq->body);
+		trim_after(len);
+		return busy(rq);
+	}
 	if (rq->encoding == 1) {
 		int zrc = body_gunzip(buf, len, &inflated);
 		if (zrc != BODY_OK)
@@ -367,8 +389,10 @@ enum MHD_Result ingest_finish(struct request *rq)
 		case BODY_OK:
 			buf = inflated.buf;
 			len = inflated.len;
-			/* the compressed copy is no longer needed */
-			body_release(&rq->body);
+			/* the compressed copy is no longer needed; the body
+			 * stays tied to the budget for the parsed samples'
+			 * reservation (body_keep_reservation below) */
+			body_keep_reservation(&rq->body, 0);
 			break;
 		case BODY_ETOOBIG:
 			return respond_error(rq, 413, "request body too large once inflated",
@@ -379,6 +403,8 @@ enum MHD_Result ingest_finish(struct request *rq)
 			return respond_error(rq, 400, "could not decompress the body: not valid gzip",
 					     NULL, NULL);
 		case BODY_EBUSY:
+			body_release(&rq->body);
+			trim_after(len);
 			return busy(rq);
 		default:
 			return respond_error(rq, 500, "out of memory", NULL, NULL);
@@ -392,13 +418,12 @@ enum MHD_Result ingest_finish(struct request *rq)
 	int prc = ingest_parse(buf, len, now, store_oldest_accepted_ms(st, now),
 			       app->cfg->retention_days, &b, &e);
 	dict_stage_end();
+	/* the body and its parse reservation go back now; the parsed samples,
+	 * which wait for the commit (store_gc.c), keep a reservation of their
+	 * own size until then (released at the end of this function), so that
+	 * requests queued behind a slow database stay within the budget */
+	body_keep_reservation(&rq->body, prc == 0 ? batch_bytes(&b) : 0);
 	body_release(&inflated);
-	if (prc == 0)
-		/* the samples own their memory: the body and its reservation
-		 * (33 bytes of budget per byte, for the parse) go back now, not
-		 * after the commit this request may queue for (store_gc.c), so
-		 * requests waiting on the database do not make others 503 */
-		body_release(&rq->body);
 	if (prc < 0) {
 		metrics_ingest_refused();
 		if (e.time_host[0] && admit_may_record(app->admit, st, &rq->grant, e.time_host))
@@ -418,6 +443,7 @@ enum MHD_Result ingest_finish(struct request *rq)
 		if (ar.status == 400)
 			metrics_ingest_refused();
 		ingest_batch_release(&b);
+		body_release(&rq->body);
 		trim_after(len);
 		rq->retry_after = ar.retry_after;
 		return respond_error(rq, ar.status, ar.error, ar.detail[0] ? ar.detail : NULL,
@@ -443,6 +469,7 @@ enum MHD_Result ingest_finish(struct request *rq)
 		r = respond_json_text(rq, 202, ans, (size_t)alen);
 	}
 	ingest_batch_release(&b);
+	body_release(&rq->body);
 	trim_after(len);
 	return r;
 }

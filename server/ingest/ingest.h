@@ -31,6 +31,10 @@ enum MHD_Result ingest_begin(struct request *rq);
 enum MHD_Result ingest_data(struct request *rq, const char *data, size_t len);
 enum MHD_Result ingest_finish(struct request *rq);
 
+/* The most one request alone may hold of the in-flight budget with bodies
+ * of at most max_body bytes (membudget_set_lone). */
+size_t ingest_lone_bytes(size_t max_body);
+
 /* The validated samples of one request. Owned: ingest_batch_release frees. */
 struct ingest_batch {
 	struct sample *s;

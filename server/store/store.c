@@ -295,42 +295,6 @@ int store_host(struct store *st, const char *host, json_t **out, char *err, size
 	return STORE_OK;
 }
 
-/* Ids of the cgroups present in the host's row at ts (its c column). */
-static int cgroups_at(PGconn *c, int32_t host_id, int64_t ts, uint32_t **ids, size_t *n,
-		      char *err, size_t errlen)
-{
-	char hid[16], t[24];
-	const char *p[2] = { hid, t };
-	PGresult *r;
-
-	*ids = NULL;
-	*n = 0;
-	snprintf(hid, sizeof(hid), "%d", host_id);
-	snprintf(t, sizeof(t), "%lld", (long long)ts);
-	int rc = store_q(c, "SELECT c FROM samples WHERE host_id = $1 AND ts_ms = $2", 2, p, 1, &r,
-			 "read the last sample", err, errlen);
-	if (rc != STORE_OK)
-		return rc;
-	if (PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) {
-		const uint8_t *cg = (const uint8_t *)PQgetvalue(r, 0, 0);
-		size_t len = (size_t)PQgetlength(r, 0, 0), pos = 0, seclen, cap = 0;
-		uint32_t id = 0;
-		const uint8_t *sec;
-		while (codec_cg_next(cg, len, &pos, &id, &sec, &seclen) == 1) {
-			if (*n == cap) {
-				cap = cap ? cap * 2 : 32;
-				uint32_t *t2 = realloc(*ids, cap * sizeof(**ids));
-				if (!t2)
-					break;
-				*ids = t2;
-			}
-			(*ids)[(*n)++] = id;
-		}
-	}
-	PQclear(r);
-	return STORE_OK;
-}
-
 int store_cgroups(struct store *st, const char *host, json_t **out, char *err, size_t errlen)
 {
 	int rc;
@@ -346,7 +310,7 @@ int store_cgroups(struct store *st, const char *host, json_t **out, char *err, s
 		return rc;
 	if ((rc = store_host_id(c, host, &hid, &last, err, errlen)) != STORE_OK)
 		goto out;
-	if ((rc = cgroups_at(c, hid, last, &now_ids, &nnow, err, errlen)) != STORE_OK)
+	if ((rc = store_cgroups_at(c, hid, last, &now_ids, &nnow, err, errlen)) != STORE_OK)
 		goto out;
 	char hs[16];
 	snprintf(hs, sizeof(hs), "%d", hid);
@@ -384,144 +348,94 @@ out:
 	return rc;
 }
 
-static int cmp_name(const void *a, const void *b)
+/* Builds [{"name","kind"}] for the metric ids, sorted by name. */
+static int metrics_json(PGconn *c, const struct idset *ids, bool cgroup, json_t **arr, char *err,
+			size_t errlen)
 {
-	const char *x = json_string_value(json_object_get(*(json_t *const *)a, "name"));
-	const char *y = json_string_value(json_object_get(*(json_t *const *)b, "name"));
-	return strcmp(x ? x : "", y ? y : "");
-}
-
-/* Builds [{"name","kind"}] for the ids of fields, sorted by name. */
-static int metrics_json(PGconn *c, const struct sfield *f, size_t n, bool cgroup, json_t **arr,
-			char *err, size_t errlen)
-{
-	struct cbuf ids;
+	struct cbuf lst;
 	PGresult *r;
 	char num[16];
 	int rc;
 
-	cbuf_init(&ids);
+	cbuf_init(&lst);
 	*arr = NULL;
-	if (cbuf_put(&ids, "{", 1) < 0)
+	if (cbuf_put(&lst, "{", 1) < 0)
 		goto oom;
-	for (size_t i = 0; i < n; i++) {
-		int len = snprintf(num, sizeof(num), "%s%u", i ? "," : "", f[i].id);
-		if (cbuf_put(&ids, num, (size_t)len) < 0)
+	for (size_t i = 0; i < ids->n; i++) {
+		int len = snprintf(num, sizeof(num), "%s%u", i ? "," : "", ids->id[i]);
+		if (cbuf_put(&lst, num, (size_t)len) < 0)
 			goto oom;
 	}
-	if (cbuf_put(&ids, "}", 2) < 0)
+	if (cbuf_put(&lst, "}", 2) < 0)
 		goto oom;
-	const char *p[1] = { (const char *)ids.p };
-	rc = store_q(c, "SELECT name FROM metric_names WHERE id = ANY($1::int[])", 1, p, 0, &r,
-		     "read metric names", err, errlen);
-	cbuf_release(&ids);
+	const char *p[1] = { (const char *)lst.p };
+	rc = store_q(c, "SELECT name FROM metric_names WHERE id = ANY($1::int[]) ORDER BY name COLLATE \"C\"",
+		     1, p, 0, &r, "read metric names", err, errlen);
+	cbuf_release(&lst);
 	if (rc != STORE_OK)
 		return rc;
-	int nr = PQntuples(r);
-	json_t **items = calloc((size_t)nr + 1, sizeof(*items));
-	int ok = items != NULL;
-	for (int i = 0; ok && i < nr; i++) {
+	*arr = json_array();
+	for (int i = 0; *arr && i < PQntuples(r); i++) {
 		const char *name = PQgetvalue(r, i, 0);
-		items[i] = json_pack("{s:s, s:s}", "name", name, "kind",
-				     metric_kind_word(metric_kind(name, cgroup)));
-		ok = items[i] != NULL;
-	}
-	PQclear(r);
-	if (ok) {
-		qsort(items, (size_t)nr, sizeof(*items), cmp_name);
-		*arr = json_array();
-	}
-	for (int i = 0; items && i < nr; i++) {
-		if (*arr && items[i] && json_array_append(*arr, items[i]) < 0) {
+		json_t *o = json_pack("{s:s, s:s}", "name", name, "kind", metric_kind_word(metric_kind(name, cgroup)));
+		if (!o || json_array_append_new(*arr, o) < 0) {
 			json_decref(*arr);
 			*arr = NULL;
 		}
-		json_decref(items[i]);
 	}
-	free(items);
+	PQclear(r);
 	if (*arr)
 		return STORE_OK;
 	snprintf(err, errlen, "out of memory");
 	return STORE_EINTERNAL;
 oom:
-	cbuf_release(&ids);
+	cbuf_release(&lst);
 	snprintf(err, errlen, "out of memory");
 	return STORE_EINTERNAL;
 }
 
-int store_metrics(struct store *st, const char *host, const char *cgroup, json_t **out,
+int store_metrics(struct store *st, const char *host, const char *cgroup, int version, json_t **out,
 		  char *err, size_t errlen)
 {
 	int rc;
 	PGconn *c = store_read_get(st, &rc, err, errlen);
 	int32_t hid;
 	int64_t last;
-	struct hstate h;
-	json_t *arr = NULL;
+	struct cgpath cg;
+	struct idset ids = { 0 };
+	json_t *arr = NULL, *versions = NULL;
 
 	*out = NULL;
-	hstate_init(&h);
 	if (!c)
 		return rc;
 	if ((rc = store_host_id(c, host, &hid, &last, err, errlen)) != STORE_OK)
 		goto out;
-	int64_t at = last;
-	uint32_t cgid = 0;
-	if (cgroup) {
-		/* the newest sample in which the cgroup was present: the host's
-		 * last one when it is in there, else the cgroup's own last_ts */
-		char hs[16];
-		PGresult *r;
-		snprintf(hs, sizeof(hs), "%d", hid);
-		const char *p[2] = { hs, cgroup };
-		rc = store_q(c, "SELECT id, last_ts_ms FROM cgroups WHERE host_id = $1 AND path = $2 "
-			     "ORDER BY version DESC LIMIT 1", 2, p, 0, &r, "look up the cgroup", err, errlen);
-		if (rc != STORE_OK)
-			goto out;
-		if (PQntuples(r) != 1) {
-			PQclear(r);
-			snprintf(err, errlen, "no such cgroup on %s: %s", host, cgroup);
-			rc = STORE_ENOTFOUND;
-			goto out;
-		}
-		cgid = (uint32_t)strtoul(PQgetvalue(r, 0, 0), NULL, 10);
-		int64_t cg_last = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
-		PQclear(r);
-		uint32_t *ids;
-		size_t n;
-		if ((rc = cgroups_at(c, hid, last, &ids, &n, err, errlen)) != STORE_OK)
-			goto out;
-		bool present = false;
-		for (size_t k = 0; k < n; k++)
-			present |= ids[k] == cgid;
-		free(ids);
-		if (!present)
-			at = cg_last;
-	}
-	h.host_id = hid;
-	if ((rc = store_load_state(c, hid, at, &h, err, errlen)) != STORE_OK)
+	if (cgroup && (rc = store_cgpath(c, hid, host, cgroup, version, &cg, err, errlen)) != STORE_OK)
 		goto out;
-	const struct sfield *f = h.m.f;
-	size_t nf = h.m.n;
+	if ((rc = store_names_now(c, hid, last, cgroup ? &cg : NULL, &ids, err, errlen)) != STORE_OK)
+		goto out;
+	if ((rc = metrics_json(c, &ids, cgroup != NULL, &arr, err, errlen)) != STORE_OK)
+		goto out;
 	if (cgroup) {
-		f = NULL;
-		nf = 0;
-		for (size_t k = 0; k < h.ncg; k++)
-			if (h.cg[k].id == cgid) {
-				f = h.cg[k].m.f;
-				nf = h.cg[k].m.n;
+		versions = json_array();
+		for (size_t k = 0; versions && k < cg.n; k++)
+			if (json_array_append_new(versions, json_integer(cg.version[k])) < 0) {
+				json_decref(versions);
+				versions = NULL;
 			}
 	}
-	if ((rc = metrics_json(c, f, nf, cgroup != NULL, &arr, err, errlen)) != STORE_OK)
-		goto out;
-	*out = json_pack("{s:s, s:o, s:o}", "host", host, "cgroup", cgroup ? json_string(cgroup) : json_null(),
-			 "metrics", arr);
+	*out = cgroup ? json_pack("{s:s, s:s, s:o*, s:o}", "host", host, "cgroup", cgroup, "cgroup_versions", versions,
+				  "metrics", arr)
+		      : json_pack("{s:s, s:n, s:o}", "host", host, "cgroup", "metrics", arr);
+	versions = NULL;
+	arr = NULL;
 	if (!*out) {
 		snprintf(err, errlen, "out of memory");
 		rc = STORE_EINTERNAL;
 	}
 out:
-	hstate_release(&h);
+	json_decref(arr);
+	idset_release(&ids);
 	store_read_put(st, c, rc);
 	return rc;
 }

@@ -27,6 +27,7 @@ enum {
 	STORE_EINVAL = -2,	/* the caller's request is wrong (HTTP 400) */
 	STORE_ENOTFOUND = -3,	/* no such host / cgroup / metric (HTTP 404) */
 	STORE_EINTERNAL = -4,	/* a bug or an unexpected database error (HTTP 500) */
+	STORE_ENOMETRIC = -5,	/* the host (or cgroup) never reported that metric (HTTP 404) */
 };
 
 struct store;
@@ -155,8 +156,11 @@ int store_host(struct store *st, const char *host, json_t **out, char *err, size
 int store_cgroups(struct store *st, const char *host, json_t **out, char *err, size_t errlen);
 
 /* GET /api/v1/hosts/{host}/metrics: *out = {"host","cgroup","metrics":
- * [{"name","kind"}]}; cgroup NULL for host level. */
-int store_metrics(struct store *st, const char *host, const char *cgroup, json_t **out,
+ * [{"name","kind"}]} with the names of the newest sample that holds the
+ * host (cgroup NULL) or the cgroup. A cgroup path present in both
+ * hierarchies of a hybrid machine gives the names of both (and
+ * "cgroup_versions": [1, 2]) unless version (1 or 2; 0: any) picks one. */
+int store_metrics(struct store *st, const char *host, const char *cgroup, int version, json_t **out,
 		  char *err, size_t errlen);
 
 /* Drops raw partitions older than the retention and rollup month
@@ -174,6 +178,7 @@ struct series_query {
 	int64_t since_ms, until_ms;
 	int points;		/* 0: every sample; else downsample to at most this many buckets */
 	int source;		/* SERIES_AUTO (0), SERIES_RAW or SERIES_ROLLUP */
+	int cgroup_version;	/* 1 or 2: that hierarchy's cgroup only; 0: both, merged by name */
 };
 
 /* Where a downsampled series comes from: AUTO reads the 5-minute rollups
@@ -187,7 +192,11 @@ enum { SERIES_AUTO = 0, SERIES_RAW = 1, SERIES_ROLLUP = 2 };
  * across counter resets and boot_id changes. *out = new reference to
  * {"host","cgroup","metric","kind":"rate"|"gauge","unit","points":[[ts_s, v|null], ...]}
  * or, when downsampled, points of [ts_s, avg, min, max] (docs/api.md).
- * Unknown host: STORE_ENOTFOUND; unknown metric: empty points. */
+ * Unknown host or cgroup: STORE_ENOTFOUND. A metric with no point in the
+ * window: empty points when the host (cgroup) reported it at some time
+ * (store_names_ever), else STORE_ENOMETRIC. A cgroup path present in both
+ * hierarchies of a hybrid machine is read as one cgroup: each sample's
+ * value comes from whichever of the two reported the name. */
 int store_series(struct store *st, const struct series_query *q, json_t **out,
 		 char *err, size_t errlen);
 
@@ -197,18 +206,21 @@ int store_series(struct store *st, const struct series_query *q, json_t **out,
 struct series_batch_query {
 	const char *host;
 	const char *cgroup;	/* NULL: host level */
+	int cgroup_version;	/* as series_query's */
 	const char *metrics[SERIES_BATCH_MAX];	/* flattened names (into namebuf, or borrowed) */
 	int nmetrics;
 	char namebuf[SERIES_BATCH_MAX * 129];	/* params_series_batch's copy of metrics= */
 	int64_t since_ms, until_ms;
 	int points;		/* as series_query.points */
+	int failed;		/* out: index of the metric an error is about, -1 when none */
+	bool columns;		/* layout=columns: the API writes each series as columns (api_read.c) */
 };
 
 /* *out = {"host","cgroup","since_ts","until_ts","series":[...]}: one
  * element per requested metric, in request order, each exactly the answer
  * store_series gives for it. Rolled-up host metrics over a rollup range
  * are read in one query (store_series_batch.c). Errors as store_series. */
-int store_series_batch(struct store *st, const struct series_batch_query *q, json_t **out,
+int store_series_batch(struct store *st, struct series_batch_query *q, json_t **out,
 		       char *err, size_t errlen);
 
 /* GET /api/v1/fleet's sparklines (docs/api.md "Fleet"), every host's from
@@ -253,6 +265,11 @@ struct alert_query {
  * Implemented by the detectors (server/store/alert_store.c), which own the table. */
 int store_alerts(struct store *st, const struct alert_query *q, json_t **out,
 		 char *err, size_t errlen);
+
+/* *yes when an alert of kind is stored (server/api/alert_api.c): a kind
+ * the server no longer raises, or one written by hand, is still a kind
+ * GET /api/v1/alerts filters on. */
+int store_alert_kind_stored(struct store *st, const char *kind, bool *yes, char *err, size_t errlen);
 
 /* Export (server/store/store_export.c): a host's stored samples with
  * since_ms <= ts <= until_ms, in ts order, decoded back whole (every field

@@ -26,9 +26,20 @@ const char *const fleet_spark_name[FLEET_NSPARK] = {
 };
 
 /* Result columns of fleet_read: host name, bucket index, then per slot f
- * its count and sum. */
+ * its count and sum; then all reclaim (5.8+: pgscan/pgsteal_anon/_file,
+ * which count the reclaim of a cgroup at its own limit too, which
+ * kswapd/direct never do): the count of pgscan_anon, the sum of the scans,
+ * the sum of the steals (the four come from the same samples, so their
+ * ratio of sums is the ratio of averages). */
 #define COL_N(f) (2 + 2 * (f))
 #define COL_S(f) (3 + 2 * (f))
+#define COL_ALL_N COL_N(F_N)
+#define COL_ALL_SCAN (COL_ALL_N + 1)
+#define COL_ALL_STEAL (COL_ALL_N + 2)
+
+static const char *const all_reclaim[4] = {
+	"vmstat.pgscan_anon", "vmstat.pgscan_file", "vmstat.pgsteal_anon", "vmstat.pgsteal_file",
+};
 
 /* avg of slot f in row i; false when the bucket has no non-null value of it. */
 static bool slot_avg(const PGresult *r, int i, int f, double *v)
@@ -46,7 +57,7 @@ static bool slot_avg(const PGresult *r, int i, int f, double *v)
  * and sum of each slot, not its min and max, and grouping by the host's id
  * (integers) instead of its name; together ~35 % less PostgreSQL CPU per
  * fleet answer at 1,000 hosts (100 -> 62-71 ms, /proc, load 7). */
-static int fleet_read(PGconn *c, int64_t since, int64_t until, int64_t step, const int *slots,
+static int fleet_read(PGconn *c, int64_t since, int64_t until, int64_t step, const int *slots, const int *all,
 		      PGresult **out, char *err, size_t errlen)
 {
 	char sql[2048], a[24], b[24], s[24];
@@ -55,6 +66,8 @@ static int fleet_read(PGconn *c, int64_t since, int64_t until, int64_t step, con
 	o += (size_t)snprintf(sql + o, cap - o, "SELECT h.name, GREATEST(0, (r.bucket_ms - $1::bigint) / $3::bigint) AS k");
 	for (int f = 0; f < F_N; f++)
 		o += (size_t)snprintf(sql + o, cap - o, ", sum(r.n%d), sum(r.s%d)", slots[f], slots[f]);
+	o += (size_t)snprintf(sql + o, cap - o, ", sum(r.n%d), sum(r.s%d + r.s%d), sum(r.s%d + r.s%d)", all[0], all[0], all[1],
+			      all[2], all[3]);
 	o += (size_t)snprintf(sql + o, cap - o,
 			      " FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE r.cgroup_id = 0 "
 			      "AND r.bucket_ms > $1::bigint - %lld AND r.bucket_ms <= $2::bigint "
@@ -99,11 +112,19 @@ static void host_sparks(struct fleet_sparks *fs, size_t h, const PGresult *r, in
 		set(fs, h, FLEET_PSI, k, ok ? FLEET_VALUE : FLEET_NULL, v);
 		ok = slot_avg(r, i, any_file ? F_REFAULT_FILE : F_REFAULT, &v);
 		set(fs, h, FLEET_REFAULT, k, ok ? FLEET_VALUE : FLEET_NULL, v);
-		/* efficiency = (avg steal_k + avg steal_d) / (avg scan_k + avg scan_d),
-		 * as fleet_efficiency sums the four series per bucket */
+		/* efficiency = steal / scan of all reclaim where the kernel counts
+		 * it (5.8+), else (avg steal_k + avg steal_d) / (avg scan_k +
+		 * avg scan_d), as fleet_efficiency sums four series per bucket */
 		double steal = 0, scan = 0;
 		bool seen = false;
-		for (int f = F_STEAL_K; f <= F_SCAN_D; f++) {
+		const char *alln = PQgetvalue(r, i, COL_ALL_N);
+		bool all = alln[0] && alln[0] != '0' && alln[0] != '-';
+		if (all) {
+			seen = true;
+			scan = strtod(PQgetvalue(r, i, COL_ALL_SCAN), NULL);
+			steal = strtod(PQgetvalue(r, i, COL_ALL_STEAL), NULL);
+		}
+		for (int f = F_STEAL_K; f <= F_SCAN_D && !all; f++) {
 			if (!slot_avg(r, i, f, &v))
 				continue;
 			seen = true;
@@ -164,7 +185,7 @@ static int fleet_alloc(struct fleet_sparks *fs, size_t n)
 int store_fleet_sparks(struct store *st, int64_t since_ms, int64_t until_ms, int64_t step_ms,
 		       struct fleet_sparks *out, char *err, size_t errlen)
 {
-	int slots[F_N];
+	int slots[F_N], all[4];
 	PGresult *r = NULL;
 	int rc;
 
@@ -176,11 +197,13 @@ int store_fleet_sparks(struct store *st, int64_t since_ms, int64_t until_ms, int
 	}
 	for (int f = 0; f < F_N; f++)
 		slots[f] = rollup_slot(fleet_metric[f]);
+	for (int f = 0; f < 4; f++)
+		all[f] = rollup_slot(all_reclaim[f]);
 	int crc;
 	PGconn *c = store_read_get(st, &crc, err, errlen);
 	if (!c)
 		return crc;
-	rc = fleet_read(c, since_ms, until_ms, step_ms, slots, &r, err, errlen);
+	rc = fleet_read(c, since_ms, until_ms, step_ms, slots, all, &r, err, errlen);
 	store_read_put(st, c, rc);
 	if (rc != STORE_OK)
 		return rc;

@@ -9,6 +9,7 @@
  *   store_rollup.c, alert_store.c  what the store does
  *   store_ckpt.c, store_take.c     checkpoints and take-overs of owned hosts
  *   store_own.c, store_state.c    owned hosts in memory, encoding state, caches
+ *   store_names.c                 names a host or cgroup path reports
  *   store_partition.c, store_lookup.c, store_conn.c
  *   store_sql.c                   statements, results, pipelining
  *   codec.c, pgarr.c, pgbin.c, pgcopy.c, db_pool.c, metric_kind.c
@@ -371,6 +372,75 @@ int store_replay_open(struct store *st, PGconn *c, const char *host, int32_t hos
 void store_replay_row(const struct store_export *x, bool *late, const struct hstate **cur,
 		      const struct hstate **prev);
 struct hstate *store_replay_chain(struct store_export *x);
+
+/* ---- store_names.c: which names a host or cgroup path reports ---- */
+
+/* The cgroups behind one path of a host: on a hybrid machine the v1 memory
+ * controller's and the v2 hierarchy's (docs/api.md "Cgroups"). */
+#define CGPATH_MAX 2
+struct cgpath {
+	size_t n;
+	uint32_t id[CGPATH_MAX];	/* cgroups.id, by version */
+	int version[CGPATH_MAX];
+	int64_t last_ts[CGPATH_MAX];	/* cgroups.last_ts_ms */
+};
+
+/* The cgroups of path on the host (version 1 or 2: only that one; 0:
+ * both). STORE_ENOTFOUND ("no such cgroup on HOST: PATH" in err) when
+ * there is none. */
+int store_cgpath(PGconn *c, int32_t host_id, const char *host, const char *path, int version,
+		 struct cgpath *out, char *err, size_t errlen);
+
+/* Ids of the cgroups present in the host's row at ts (its c column);
+ * *ids is the caller's to free. */
+int store_cgroups_at(PGconn *c, int32_t host_id, int64_t ts, uint32_t **ids, size_t *n, char *err,
+		     size_t errlen);
+
+/* A sorted set of database metric ids; release with idset_release. */
+struct idset {
+	uint32_t *id;		/* owned */
+	size_t n, cap;
+};
+void idset_release(struct idset *s);
+bool idset_has(const struct idset *s, uint32_t id);
+
+/* The names of the newest sample in which the host (cg NULL) or each
+ * cgroup of cg was present: what GET .../metrics lists. *out is filled
+ * (the caller releases it) on STORE_OK only. */
+int store_names_now(PGconn *c, int32_t host_id, int64_t host_last, const struct cgpath *cg,
+		    struct idset *out, char *err, size_t errlen);
+
+/* store_names_now's names and those of each day's first sample within
+ * retention (not before oldest_ms): what the host ever reported, but for a
+ * name it reported only between two days' first samples and not in its
+ * newest one. */
+int store_names_ever(PGconn *c, int32_t host_id, int64_t host_last, int64_t oldest_ms, const struct cgpath *cg,
+		     struct idset *out, char *err, size_t errlen);
+
+/* ---- store_series.c: what the series of one request share ---- */
+
+/* The host (or cgroup path) a request reads series of, looked up once,
+ * and the names it reported, loaded only when an answer is empty. */
+struct series_src {
+	const char *host, *cgroup;	/* borrowed; cgroup NULL: host level */
+	int32_t hid;
+	int64_t last;		/* the host's newest sample */
+	struct cgpath cg;	/* with cgroup */
+	int names_known;	/* 0: names not loaded, 1: store_names_now's, 2: store_names_ever's */
+	struct idset names;
+};
+
+/* Looks up the host and the cgroup path (version 0: both hierarchies).
+ * STORE_ENOTFOUND for an unknown one. Release with series_src_release
+ * whatever it returned. */
+int series_src_open(PGconn *c, const char *host, const char *cgroup, int version, struct series_src *src,
+		    char *err, size_t errlen);
+void series_src_release(struct series_src *src);
+
+/* store_series on connection c for a source already looked up (q->host
+ * and q->cgroup are src's). */
+int series_read(struct store *st, PGconn *c, struct series_src *src, const struct series_query *q, json_t **out,
+		char *err, size_t errlen);
 
 /* RFC 3339 UTC with milliseconds. */
 void store_rfc3339(int64_t ts_ms, char *buf, size_t cap);

@@ -18,8 +18,8 @@
 #include <string.h>
 
 /* Slots 0..9 (020_rollup.sql): the fleet view's metrics (docs/api.md
- * "Fleet") and the PSI pair the dashboard shows first. Slots 10..32
- * (031_rollup_wide.sql): the rest of what the host view charts
+ * "Fleet") and the PSI pair the dashboard shows first. Slots 10..36
+ * (031_rollup_wide.sql, 100_rollup_all_reclaim.sql): the rest of what the host view charts
  * (web/js/figures.js, host.js) and what GET /api/v1/compare reads.
  * Appending is fine; reordering needs a migration.
  *
@@ -39,7 +39,9 @@
  *    swap used = SwapTotal - SwapFree of the same buckets' averages.
  *  - psi.*: avg10 in percent; empty before 4.20 or with psi=0.
  *  - nr_vmscan_write, nr_vmscan_immediate_reclaim, pgrotated, pswpin,
- *    pswpout: counters, as per-second rates, on every kernel. */
+ *    pswpout: counters, as per-second rates, on every kernel.
+ *  - pgscan/pgsteal_anon/_file (100_rollup_all_reclaim.sql): 5.8+, all
+ *    reclaim (a cgroup's limit reclaim too); empty before 5.8. */
 const char *const rollup_metric[ROLLUP_NSLOT] = {
 	"psi.memory.some.avg10",	  "psi.memory.full.avg10",
 	"vmstat.workingset_refault_file", "vmstat.workingset_refault",
@@ -60,7 +62,9 @@ const char *const rollup_metric[ROLLUP_NSLOT] = {
 	"vmstat.allocstall_normal",	  "vmstat.allocstall_movable",
 	/* 30 */
 	"vmstat.allocstall_dma",	  "vmstat.allocstall_dma32",
-	"vmstat.allocstall_device",
+	"vmstat.allocstall_device",	  "vmstat.pgscan_anon",
+	"vmstat.pgscan_file",		  "vmstat.pgsteal_anon",
+	"vmstat.pgsteal_file",
 };
 
 /* The names a slot sums when the host does not report rollup_metric[i]

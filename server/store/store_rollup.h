@@ -22,7 +22,7 @@
 struct store;
 
 #define ROLLUP_STEP_MS 300000LL
-#define ROLLUP_NSLOT 33	/* 020_rollup.sql: 0..9, 031_rollup_wide.sql: 10..32 */
+#define ROLLUP_NSLOT 37	/* 020_rollup.sql: 0..9, 031_rollup_wide.sql: 10..32, 100_rollup_all_reclaim.sql: 33..36 */
 #define ROLLUP_MAXPART 5	/* per-zone names a summed slot adds up */
 
 /* The rolled-up metric of slot i (host level). What a slot holds when the

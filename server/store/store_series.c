@@ -11,6 +11,7 @@
 #include "metric_kind.h"
 #include "store_cgrollup.h"
 #include "store_rollup.h"
+#include "timeparse.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -95,13 +96,16 @@ static void decode_row(const uint8_t *d, size_t dlen, const uint8_t *c, size_t c
 	}
 }
 
-/* Fetches and decodes rows [from, until] of the host. */
-static int read_points(PGconn *c, int32_t hid, int64_t from, int64_t until, uint32_t mid, uint32_t cgid,
+/* Fetches and decodes rows [from, until] of the host: the host-level
+ * value (cg NULL), or the cgroup's; with the two cgroups of a hybrid
+ * path, each row's value from whichever of them has the metric in it. */
+static int read_points(PGconn *c, int32_t hid, int64_t from, int64_t until, uint32_t mid, const struct cgpath *cg,
 		       struct pt **out, size_t *nout, char *err, size_t errlen)
 {
 	char h[16], f[24], u[24], day0[24];
 	const char *prm[4] = { h, f, u, day0 };
 	PGresult *r;
+	size_t ncg = cg ? cg->n : 0;
 
 	*out = NULL;
 	*nout = 0;
@@ -111,7 +115,7 @@ static int read_points(PGconn *c, int32_t hid, int64_t from, int64_t until, uint
 	snprintf(day0, sizeof(day0), "%lld", (long long)(store_day(from) * STORE_DAY_MS));
 	/* start at the newest chain start at or before `from` within its day
 	 * (every day's first in-order row is a keyframe) */
-	int rc = store_q(c, cgid ? "SELECT ts_ms, boot, d, c FROM samples WHERE host_id = $1 AND ts_ms <= $3 "
+	int rc = store_q(c, ncg ? "SELECT ts_ms, boot, d, c FROM samples WHERE host_id = $1 AND ts_ms <= $3 "
 			 "AND ts_ms >= coalesce((SELECT max(ts_ms) FROM samples WHERE host_id = $1 AND kf "
 			 "AND ts_ms <= $2 AND ts_ms >= $4), $4) ORDER BY ts_ms"
 			 : "SELECT ts_ms, boot, d FROM samples WHERE host_id = $1 AND ts_ms <= $3 "
@@ -121,27 +125,42 @@ static int read_points(PGconn *c, int32_t hid, int64_t from, int64_t until, uint
 	if (rc != STORE_OK)
 		return rc;
 	int n = PQntuples(r);
-	struct pt *pts = calloc((size_t)n + 1, sizeof(*pts));
-	if (!pts) {
-		PQclear(r);
-		snprintf(err, errlen, "out of memory");
-		return STORE_EINTERNAL;
+	/* one decoded array per cgroup id (each decodes against its own
+	 * earlier rows), merged below */
+	struct pt *pts[CGPATH_MAX] = { NULL };
+	size_t narr = ncg > 1 ? ncg : 1;
+	for (size_t k = 0; k < narr; k++) {
+		if (!(pts[k] = calloc((size_t)n + 1, sizeof(struct pt)))) {
+			for (size_t j = 0; j < k; j++)
+				free(pts[j]);
+			PQclear(r);
+			snprintf(err, errlen, "out of memory");
+			return STORE_EINTERNAL;
+		}
 	}
 	for (int i = 0; i < n; i++) {
-		struct pt *o = &pts[i];
-		o->ts = store_get_i64(r, i, 0);
-		o->boot = store_get_i16(r, i, 1);
-		const uint8_t *cg = NULL;
+		const uint8_t *cgc = NULL;
 		size_t clen = 0;
-		if (cgid && !PQgetisnull(r, i, 3)) {
-			cg = (const uint8_t *)PQgetvalue(r, i, 3);
+		if (ncg && !PQgetisnull(r, i, 3)) {
+			cgc = (const uint8_t *)PQgetvalue(r, i, 3);
 			clen = (size_t)PQgetlength(r, i, 3);
 		}
-		decode_row((const uint8_t *)PQgetvalue(r, i, 2), (size_t)PQgetlength(r, i, 2), cg, clen, mid,
-			   cgid, pts, (size_t)i, o);
+		for (size_t k = 0; k < narr; k++) {
+			struct pt *o = &pts[k][i];
+			o->ts = store_get_i64(r, i, 0);
+			o->boot = store_get_i16(r, i, 1);
+			decode_row((const uint8_t *)PQgetvalue(r, i, 2), (size_t)PQgetlength(r, i, 2), cgc, clen, mid,
+				   ncg ? cg->id[k] : 0, pts[k], (size_t)i, o);
+		}
 	}
 	PQclear(r);
-	*out = pts;
+	for (size_t k = 1; k < narr; k++) {
+		for (int i = 0; i < n; i++)
+			if (pts[0][i].state == PT_ABSENT && pts[k][i].state != PT_ABSENT)
+				pts[0][i] = pts[k][i];
+		free(pts[k]);
+	}
+	*out = pts[0];
 	*nout = (size_t)n;
 	return STORE_OK;
 }
@@ -285,7 +304,7 @@ static json_t *bucket_points(const struct pt *pts, size_t n, int64_t since, int6
  * yet) from raw rows, so the answer is complete. *out NULL (and STORE_OK)
  * when nothing in the range is rolled up and the caller is not forcing
  * rollups: it reads raw rows instead. */
-static int cgroll_points(PGconn *c, int32_t hid, uint32_t cgid, uint32_t mid, int slot, int64_t since,
+static int cgroll_points(PGconn *c, int32_t hid, const struct cgpath *cg, uint32_t mid, int slot, int64_t since,
 			 int64_t until, int64_t step, int nb, enum metric_kind kind, double scale, bool forced,
 			 json_t **out, char *err, size_t errlen)
 {
@@ -304,35 +323,39 @@ static int cgroll_points(PGconn *c, int32_t hid, uint32_t cgid, uint32_t mid, in
 		return STORE_EINTERNAL;
 	}
 	int64_t rend = until + 1 < done ? until + 1 : done;
-	if (rend > since - CGROLL_STEP_MS + 1 &&
-	    (rc = cgroll_read(c, hid, cgid, since - CGROLL_STEP_MS + 1, rend, &r, err, errlen)) != STORE_OK)
-		goto out;
-	for (int i = 0; r && i < PQntuples(r); i++) {
-		struct cgroll_val v;
-		int f = cgroll_cell_get((const uint8_t *)PQgetvalue(r, i, 1), (size_t)PQgetlength(r, i, 1), slot, &v);
-		if (f < 0) {
-			snprintf(err, errlen, "malformed cgroup rollup of cgroup %u", cgid);
-			rc = STORE_EINTERNAL;
+	/* a hybrid path's two cgroups: a name is in one of them at a time */
+	for (size_t j = 0; j < cg->n && rend > since - CGROLL_STEP_MS + 1; j++) {
+		if ((rc = cgroll_read(c, hid, cg->id[j], since - CGROLL_STEP_MS + 1, rend, &r, err, errlen)) != STORE_OK)
 			goto out;
+		for (int i = 0; i < PQntuples(r); i++) {
+			struct cgroll_val v;
+			int f = cgroll_cell_get((const uint8_t *)PQgetvalue(r, i, 1), (size_t)PQgetlength(r, i, 1), slot, &v);
+			if (f < 0) {
+				snprintf(err, errlen, "malformed cgroup rollup of cgroup %u", cg->id[j]);
+				rc = STORE_EINTERNAL;
+				goto out;
+			}
+			int64_t k = ((int64_t)store_get_i32(r, i, 0) * CGROLL_STEP_MS - since) / step;
+			if (f == 0 || k >= nb)
+				continue;
+			if (k < 0)
+				k = 0;
+			b[k].seen = true;
+			if (!v.cnt)
+				continue;
+			if (!b[k].n || v.lo < b[k].min)
+				b[k].min = v.lo;
+			if (!b[k].n || v.hi > b[k].max)
+				b[k].max = v.hi;
+			b[k].sum += v.avg * v.cnt;
+			b[k].n += v.cnt;
 		}
-		int64_t k = ((int64_t)store_get_i32(r, i, 0) * CGROLL_STEP_MS - since) / step;
-		if (f == 0 || k >= nb)
-			continue;
-		if (k < 0)
-			k = 0;
-		b[k].seen = true;
-		if (!v.cnt)
-			continue;
-		if (!b[k].n || v.lo < b[k].min)
-			b[k].min = v.lo;
-		if (!b[k].n || v.hi > b[k].max)
-			b[k].max = v.hi;
-		b[k].sum += v.avg * v.cnt;
-		b[k].n += v.cnt;
+		PQclear(r);
+		r = NULL;
 	}
 	int64_t tail = done > since ? done : since;
 	if (tail <= until) {
-		if ((rc = read_points(c, hid, tail - 1, until, mid, cgid, &pts, &n, err, errlen)) != STORE_OK)
+		if ((rc = read_points(c, hid, tail - 1, until, mid, cg, &pts, &n, err, errlen)) != STORE_OK)
 			goto out;
 		bucket_add(b, nb, pts, n, since, tail, step, kind, scale);
 	}
@@ -393,11 +416,64 @@ static int rollup_points(PGconn *c, int32_t hid, int slot, int64_t since, int64_
 	return STORE_OK;
 }
 
-int store_series(struct store *st, const struct series_query *q, json_t **out, char *err, size_t errlen)
+int series_src_open(PGconn *c, const char *host, const char *cgroup, int version, struct series_src *src,
+		    char *err, size_t errlen)
 {
 	int rc;
-	int32_t hid, mid = 0;
-	uint32_t cgid = 0;
+
+	memset(src, 0, sizeof(*src));
+	if ((rc = store_host_id(c, host, &src->hid, &src->last, err, errlen)) != STORE_OK)
+		return rc;
+	src->host = host;
+	src->cgroup = cgroup;
+	if (cgroup && (rc = store_cgpath(c, src->hid, host, cgroup, version, &src->cg, err, errlen)) != STORE_OK)
+		return rc;
+	return STORE_OK;
+}
+
+void series_src_release(struct series_src *src)
+{
+	idset_release(&src->names);
+	src->names_known = 0;
+}
+
+/* Whether the host (cgroup) has reported metric id mid: the names of its
+ * newest sample first, and only when mid is not there the daily ones. */
+static int reported(struct store *st, PGconn *c, struct series_src *src, uint32_t mid, bool *yes, char *err,
+		    size_t errlen)
+{
+	const struct cgpath *cg = src->cgroup ? &src->cg : NULL;
+	int rc;
+
+	*yes = false;
+	if (!mid)
+		return STORE_OK;
+	if (src->names_known == 0) {
+		if ((rc = store_names_now(c, src->hid, src->last, cg, &src->names, err, errlen)) != STORE_OK)
+			return rc;
+		src->names_known = 1;
+	}
+	if (idset_has(&src->names, mid)) {
+		*yes = true;
+		return STORE_OK;
+	}
+	if (src->names_known == 1) {
+		idset_release(&src->names);
+		if ((rc = store_names_ever(c, src->hid, src->last, store_oldest_accepted_ms(st, time_now_ms()), cg,
+					    &src->names, err, errlen)) != STORE_OK)
+			return rc;
+		src->names_known = 2;
+	}
+	*yes = idset_has(&src->names, mid);
+	return STORE_OK;
+}
+
+int series_read(struct store *st, PGconn *c, struct series_src *src, const struct series_query *q, json_t **out,
+		char *err, size_t errlen)
+{
+	int rc;
+	int32_t hid = src->hid, mid = 0;
+	const struct cgpath *cgp = src->cgroup ? &src->cg : NULL;
 	struct pt *pts = NULL;
 	size_t n = 0;
 	json_t *points = NULL;
@@ -409,33 +485,9 @@ int store_series(struct store *st, const struct series_query *q, json_t **out, c
 			 "points 0..%d", SERIES_MAX_POINTS);
 		return STORE_EINVAL;
 	}
-	int crc;
-	PGconn *c = store_read_get(st, &crc, err, errlen);
-	if (!c)
-		return crc;
-	if ((rc = store_host_id(c, q->host, &hid, NULL, err, errlen)) != STORE_OK)
-		goto out;
-	if (q->cgroup) {
-		char hs[16];
-		PGresult *r;
-		snprintf(hs, sizeof(hs), "%d", hid);
-		const char *prm[2] = { hs, q->cgroup };
-		rc = store_q(c, "SELECT id FROM cgroups WHERE host_id = $1 AND path = $2 ORDER BY version DESC LIMIT 1",
-			     2, prm, 0, &r, "look up the cgroup", err, errlen);
-		if (rc != STORE_OK)
-			goto out;
-		if (PQntuples(r) != 1) {
-			PQclear(r);
-			snprintf(err, errlen, "no such cgroup on %s: %s", q->host, q->cgroup);
-			rc = STORE_ENOTFOUND;
-			goto out;
-		}
-		cgid = (uint32_t)strtoul(PQgetvalue(r, 0, 0), NULL, 10);
-		PQclear(r);
-	}
 	if ((rc = store_metric_id(st, c, q->metric, &mid, err, errlen)) != STORE_OK)
 		goto out;
-	bool cg = q->cgroup != NULL;
+	bool cg = cgp != NULL;
 	enum metric_kind kind = metric_kind(q->metric, cg);
 	double scale = metric_scale(q->metric, cg);
 	int slot = cg ? -1 : rollup_slot(q->metric), cgslot = cg ? cgroll_slot(q->metric) : -1;
@@ -447,7 +499,7 @@ int store_series(struct store *st, const struct series_query *q, json_t **out, c
 		int64_t rstep = (span + q->points - 1) / q->points;
 		if (rstep < 1)
 			rstep = 1;
-		rc = cgroll_points(c, hid, cgid, (uint32_t)mid, cgslot, q->since_ms, q->until_ms, rstep,
+		rc = cgroll_points(c, hid, cgp, (uint32_t)mid, cgslot, q->since_ms, q->until_ms, rstep,
 				   (int)((span + rstep - 1) / rstep), kind, scale, q->source == SERIES_ROLLUP, &points,
 				   err, errlen);
 		if (rc != STORE_OK)
@@ -470,12 +522,10 @@ int store_series(struct store *st, const struct series_query *q, json_t **out, c
 	}
 	if (mid && !from_rollup) {
 		/* from one ms before since so the first point has a predecessor */
-		rc = read_points(c, hid, q->since_ms - 1, q->until_ms, (uint32_t)mid, cgid, &pts, &n, err, errlen);
+		rc = read_points(c, hid, q->since_ms - 1, q->until_ms, (uint32_t)mid, cgp, &pts, &n, err, errlen);
 		if (rc != STORE_OK)
 			goto out;
 	}
-	json_t *o = json_object();
-	int bad = !o;
 	int64_t step = 0;
 	if (q->points > 0) {
 		int64_t span = q->until_ms - q->since_ms + 1;
@@ -488,7 +538,29 @@ int store_series(struct store *st, const struct series_query *q, json_t **out, c
 	} else {
 		points = raw_points(pts, n, q->since_ms, kind, scale);
 	}
-	bad |= !points;
+	if (!points) {
+		snprintf(err, errlen, "out of memory");
+		rc = STORE_EINTERNAL;
+		goto out;
+	}
+	if (json_array_size(points) == 0) {
+		/* nothing in the window: fine for a name the host reports, a
+		 * 404 for one it never did (a typo, another kernel's name) */
+		bool yes;
+		if ((rc = reported(st, c, src, (uint32_t)mid, &yes, err, errlen)) != STORE_OK)
+			goto out;
+		if (!yes) {
+			if (cg)
+				snprintf(err, errlen, "%s was never reported by cgroup %s of %s", q->metric,
+					 q->cgroup, q->host);
+			else
+				snprintf(err, errlen, "%s was never reported by %s", q->metric, q->host);
+			rc = STORE_ENOMETRIC;
+			goto out;
+		}
+	}
+	json_t *o = json_object();
+	int bad = !o;
 	if (!bad) {
 		bad |= json_object_set_new(o, "host", json_string(q->host));
 		bad |= json_object_set_new(o, "cgroup", cg ? json_string(q->cgroup) : json_null());
@@ -506,14 +578,29 @@ int store_series(struct store *st, const struct series_query *q, json_t **out, c
 	}
 	if (bad) {
 		json_decref(o);
-		json_decref(points);
 		snprintf(err, errlen, "out of memory");
 		rc = STORE_EINTERNAL;
 		goto out;
 	}
 	*out = o;
 out:
+	json_decref(points);
 	free(pts);
+	return rc;
+}
+
+int store_series(struct store *st, const struct series_query *q, json_t **out, char *err, size_t errlen)
+{
+	struct series_src src;
+	int rc;
+
+	*out = NULL;
+	PGconn *c = store_read_get(st, &rc, err, errlen);
+	if (!c)
+		return rc;
+	if ((rc = series_src_open(c, q->host, q->cgroup, q->cgroup_version, &src, err, errlen)) == STORE_OK)
+		rc = series_read(st, c, &src, q, out, err, errlen);
+	series_src_release(&src);
 	store_read_put(st, c, rc);
 	return rc;
 }

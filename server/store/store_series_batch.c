@@ -144,7 +144,7 @@ out:
 	return rc;
 }
 
-int store_series_batch(struct store *st, const struct series_batch_query *q, json_t **out,
+int store_series_batch(struct store *st, struct series_batch_query *q, json_t **out,
 		       char *err, size_t errlen)
 {
 	json_t *ans[SERIES_BATCH_MAX] = { 0 };
@@ -152,6 +152,7 @@ int store_series_batch(struct store *st, const struct series_batch_query *q, jso
 	int rc = STORE_OK;
 
 	*out = NULL;
+	q->failed = -1;
 	if (!q->host || q->nmetrics < 1 || q->nmetrics > SERIES_BATCH_MAX || q->until_ms < q->since_ms ||
 	    q->points < 0) {
 		snprintf(err, errlen, "invalid series batch: need host, 1..%d metrics, since <= until",
@@ -162,13 +163,29 @@ int store_series_batch(struct store *st, const struct series_batch_query *q, jso
 	if (!q->cgroup && q->points > 0 && q->until_ms - q->since_ms > SERIES_ROLLUP_AFTER_MS &&
 	    (rc = read_rollups(st, q, ans, err, errlen)) != STORE_OK)
 		goto fail;
-	for (int i = 0; i < q->nmetrics; i++) {
-		if (ans[i])
-			continue;
-		struct series_query one = { .host = q->host, .cgroup = q->cgroup, .metric = q->metrics[i],
-					    .since_ms = q->since_ms, .until_ms = q->until_ms,
-					    .points = q->points, .source = SERIES_AUTO };
-		if ((rc = store_series(st, &one, &ans[i], err, errlen)) != STORE_OK)
+	/* the others on one connection, the host and cgroup looked up once */
+	int rest = 0;
+	for (int i = 0; i < q->nmetrics; i++)
+		rest += !ans[i];
+	if (rest) {
+		struct series_src src;
+		PGconn *c = store_read_get(st, &rc, err, errlen);
+		if (!c)
+			goto fail;
+		rc = series_src_open(c, q->host, q->cgroup, q->cgroup_version, &src, err, errlen);
+		for (int i = 0; rc == STORE_OK && i < q->nmetrics; i++) {
+			if (ans[i])
+				continue;
+			struct series_query one = { .host = q->host, .cgroup = q->cgroup,
+						    .cgroup_version = q->cgroup_version, .metric = q->metrics[i],
+						    .since_ms = q->since_ms, .until_ms = q->until_ms,
+						    .points = q->points, .source = SERIES_AUTO };
+			if ((rc = series_read(st, c, &src, &one, &ans[i], err, errlen)) != STORE_OK)
+				q->failed = i;
+		}
+		series_src_release(&src);
+		store_read_put(st, c, rc);
+		if (rc != STORE_OK)
 			goto fail;
 	}
 	o = json_object();

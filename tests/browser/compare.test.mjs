@@ -14,6 +14,7 @@
 //      CMP_WORSE (figure names that must all be marked worse, B against A)
 import { session } from "./harness.mjs";
 import { mkdirSync } from "node:fs";
+import { zeroBoth } from "../../web/js/comparefmt.js";
 
 const BASE = process.env.VMSCOPE_URL;
 const OUT = process.env.OUT || "tests/out";
@@ -49,7 +50,8 @@ const isList = (x) => x.url.searchParams.get("a") === null;
 const loaded = () => until(() => document.getElementById("view").dataset.loaded === "1");
 const isRed = (c) => { const [r, g, b] = c.match(/\d+/g).map(Number); return r > 140 && g < 90 && b < 90; };
 const isGreen = (c) => { const [r, g, b] = c.match(/\d+/g).map(Number); return g > 90 && r < 90 && b < 90; };
-const isGrey = (c) => { const [r, g, b] = c.match(/\d+/g).map(Number); return Math.max(r, g, b) - Math.min(r, g, b) < 30 && r > 100; };
+// grey: no hue, and lighter than the body text (but dark enough to read: 4.5:1)
+const isGrey = (c) => { const [r, g, b] = c.match(/\d+/g).map(Number); return Math.max(r, g, b) - Math.min(r, g, b) < 30 && r > 70; };
 
 // The table as the page shows it.
 const readRows = () => page.$$eval("#cmp-table tbody tr[data-fig]", (trs) => trs.map((t) => ({
@@ -98,10 +100,15 @@ async function test() {
   const tableOk = await loaded() && await until(([a, b]) => document.querySelector("#cmp-table th.grp.b")?.textContent === "B: " + b &&
     document.querySelector("#cmp-table th.grp.a")?.textContent === "A: " + a, [KA, KB]);
   check("choosing A and B shows the table", tableOk);
-  const figs = ans?.body?.figures || [];
+  // a row per figure of the answer, in its order, but those 0 in both
+  // groups: named under the table instead
+  const all = ans?.body?.figures || [];
+  const figs = all.filter((f) => !zeroBoth(f)), zero = all.filter(zeroBoth);
   const rows = await readRows();
-  check("one row per figure of the API's answer, in its order", rows.length >= 15 && rows.map((r) => r.fig).join() === figs.map((f) => f.name).join(),
-    `${rows.length} rows, ${figs.length} figures`);
+  check("one row per figure of the API's answer that is not 0 in both groups, in its order", rows.length >= 8 && rows.map((r) => r.fig).join() === figs.map((f) => f.name).join(),
+    `${rows.length} rows, ${all.length} figures, ${zero.length} zero in both`);
+  const zeroNote = await page.$eval("#cmp-zero", (e) => e.textContent).catch(() => "");
+  check("the figures 0 in both groups are named under the table", zero.length > 0 && zero.every((f) => zeroNote.includes(f.label)), zeroNote);
   const byName = Object.fromEntries(rows.map((r) => [r.fig, r]));
   check("every row shows the server's verdict and significance", figs.every((f) => byName[f.name]?.verdict === (f.verdict === "worse" || f.verdict === "better" ? f.verdict : "same") &&
     byName[f.name]?.sig === (f.significant ? "1" : "0")));
@@ -128,6 +135,38 @@ async function test() {
   const withHist = figs.filter((f) => f.hist && f.hist.a?.some((x) => x > 0) && f.hist.b?.some((x) => x > 0));
   check("distribution plots: A and B bars in rows with a histogram", withHist.length > 0 &&
     withHist.every((f) => byName[f.name].bars.a > 0 && byName[f.name].bars.b > 0), JSON.stringify(withHist.map((f) => [f.name, byName[f.name]?.bars])));
+  // A and B told apart in the plots without colour alone: A filled, B outlined
+  const barStyle = await page.evaluate(() => {
+    const st = (sel) => { const e = document.querySelector(sel); if (!e) return null; const s = getComputedStyle(e); return { fill: s.fill, op: s.fillOpacity, stroke: s.stroke, sw: s.strokeWidth }; };
+    return { a: st("svg.dist rect.bar-a"), b: st("svg.dist rect.bar-b") };
+  });
+  check("distribution plots: A and B differ in colour and in fill (A solid, B outlined)",
+    barStyle.a && barStyle.b && barStyle.a.fill !== barStyle.b.fill && Number(barStyle.a.op) >= 2 * Number(barStyle.b.op) &&
+    barStyle.b.stroke !== "none" && parseFloat(barStyle.b.sw) > 0, JSON.stringify(barStyle));
+  // grey "not significant" text readable: 4.5:1 against what is behind it
+  const nsContrast = await page.evaluate(() => {
+    const rgb = (s) => (s.match(/[\d.]+/g) || []).map(Number);
+    const lum = (c) => { const v = c.slice(0, 3).map((x) => x / 255).map((x) => (x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4)); return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
+    const bgOf = (e) => { for (; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor); if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c; } return [255, 255, 255]; };
+    return [...document.querySelectorAll("#cmp-table td.chg-ns, #cmp-table td.verdict .muted, #cmp-table td.fig .unit")].filter((e) => e.textContent.trim()).map((e) => {
+      const [x, y] = [lum(rgb(getComputedStyle(e).color)), lum(bgOf(e))].sort((p, q) => q - p);
+      return Math.round(((x + 0.05) / (y + 0.05)) * 100) / 100;
+    });
+  });
+  check("grey \"not significant\" text at 4.5:1 or more", nsContrast.length > 0 && nsContrast.every((r) => r >= 4.5), JSON.stringify(nsContrast.slice(0, 12)));
+  // a row opens the hosts that drive it, each linked to its host view over the window
+  const drv = figs.find((f) => WORSE.includes(f.name) && f.hosts_top);
+  await page.click(`#cmp-table tr[data-fig="${drv?.name}"] button.drivers-btn`);
+  const drvOk = await until((n) => document.querySelector(`#cmp-table tr.drivers-row[data-drivers-of="${n}"]`), drv?.name);
+  const drvLinks = await page.$$eval(`#cmp-table tr.drivers-row[data-drivers-of="${drv?.name}"] .drivers`, (ds) =>
+    Object.fromEntries(ds.map((d) => [d.classList.contains("a") ? "a" : "b", [...d.querySelectorAll("a")].map((x) => x.getAttribute("href"))])));
+  const wantHosts = (side) => (drv?.hosts_top?.[side] || []).map((x) => x.host);
+  const linkHost = (href) => decodeURIComponent(href.replace(/^#\/host\/([^?]*).*$/, "$1"));
+  check("a row opens the hosts that drive it in A and B, linked to their host views over the window", drvOk &&
+    ["a", "b"].every((sd) => wantHosts(sd).length > 0 && (drvLinks[sd] || []).map(linkHost).join() === wantHosts(sd).join() &&
+      drvLinks[sd].every((href) => /[?&]from=\d+&to=\d+/.test(href))) &&
+    await page.$eval(`#cmp-table tr[data-fig="${drv?.name}"] button.drivers-btn`, (b) => b.getAttribute("aria-expanded")) === "true",
+    JSON.stringify([drv?.name, drv?.hosts_top, drvLinks]));
   check("the caption names the test and its unit", await page.$eval("#cmp-caption", (e) => /Mann.Whitney U/.test(e.textContent) && /host as the unit/.test(e.textContent)));
   check("the summary gives the host counts", await page.$eval("#cmp-summary", (e, [a, b]) => e.textContent.includes(a + " (5 hosts)") && e.textContent.includes(b + " (5 hosts)"), [KA, KB]));
   await page.screenshot({ path: OUT + "/dashboard-compare.png", fullPage: true });

@@ -6,7 +6,7 @@
 // Prints "N passed, N failed".
 import {
   NONE, changeClass, defaultPair, fmtChange, fmtP, fmtStat, groupByChoices, groupOption, histBars,
-  labelChoices, naturalCmp, rangeSeconds, sigMark, verdictClass,
+  labelChoices, naturalCmp, rangeSeconds, sigMark, verdictClass, zeroBoth,
 } from "../../web/js/comparefmt.js";
 import { makeHash, parseHash } from "../../web/js/nav.js";
 
@@ -61,7 +61,17 @@ eq("change fraction", fmtChange(2.5), "+2.5 %");
 eq("change tiny", fmtChange(0.004), "0 %");
 eq("change zero", fmtChange(0), "0 %");
 eq("change hundreds", fmtChange(250.4), "+250 %");
-eq("change thousands", fmtChange(12345), "+12.3K %");
+// from +1000 % on a factor: "+12.3K %" and "+999K %" read badly
+eq("change thousands as a factor", fmtChange(12345), "\u00d7124");
+eq("change at 1000 %", fmtChange(1000), "\u00d711");
+eq("change just under", fmtChange(999), "+999 %");
+eq("change huge", fmtChange(99999900), "\u00d71M");
+eq("change big decrease", fmtChange(-99.9), "\u221299.9 %");
+// rows 0 on both sides are left out of the table
+eq("zero both", zeroBoth({ a: { mean: 0, p50: 0, p95: 0, p99: 0 }, b: { mean: 0, p50: 0, p95: 0, p99: 0 } }), true);
+eq("zero and null", zeroBoth({ a: { mean: 0, p50: 0, p95: 0, p99: 0 }, b: { mean: null, p50: null, p95: null, p99: null } }), true);
+eq("zero one side only", zeroBoth({ a: { mean: 0, p50: 0, p95: 0, p99: 0 }, b: { mean: 0, p50: 0, p95: 0, p99: 2 } }), false);
+eq("all null is not zero", zeroBoth({ a: { mean: null }, b: { mean: null } }), false);
 eq("change null", fmtChange(null), NONE);
 eq("change NaN", fmtChange(NaN), NONE);
 eq("change from 0", fmtChange(null, 0, 2100), "from 0");

@@ -11,11 +11,24 @@ POST /api/v1/samples in batches.
   web-03  4.19 kernel (no _file/_anon refault split, no PSI), stopped
           reporting 10 minutes ago (stale)
 
+With --recordings (--only-recordings: these alone), two Kubernetes nodes
+with 86-character names alike but for a number in the middle (pool-001
+thrashing in a pod's 180-character container cgroup among 20 other pods
+over its last 12 minutes, pool-002 healthy), 15 minutes each, and two
+recorded traces of tests/corpus, moved in time:
+  rec-07  real-filethrash: a 256 MiB cgroup at its v1 memory limit reading a
+          1 GiB file, on a hybrid machine (v1 memory controller, v2
+          pressure: each cgroup reported twice); ends 20 s before now
+  oom-03  synth-oom-reboot: an OOM kill in a cgroup, then the host goes
+          quiet; ends 150 s before now (silent by then)
+
 Counters are cumulative and realistic in size; gauges wander. Deterministic
 (seeded) apart from "now". Prints one line: hosts, samples posted.
 """
 import argparse
+import gzip
 import json
+import os
 import math
 import random
 import sys
@@ -32,8 +45,11 @@ def psi(avg10, total):
 
 
 class Host:
-    def __init__(self, name, kernel, labels, mem_gib, old=False, stop_before_s=0, thrash_last_s=0, swappy=False):
+    def __init__(self, name, kernel, labels, mem_gib, old=False, stop_before_s=0, thrash_last_s=0, swappy=False, cg_paths=None):
         self.name, self.kernel, self.labels = name, kernel, labels
+        # (path, share of the host's activity, memory.max or None)
+        self.cg_paths = cg_paths or (("/system.slice", 0.95, None), ("/system.slice/postgresql.service", 0.9, 12 * 2**30),
+                                     ("/user.slice", 0.03, None))
         self.mem_kb = mem_gib * GIB_KB
         self.old, self.stop_before_s, self.thrash_last_s, self.swappy = old, stop_before_s, thrash_last_s, swappy
         self.c = {}          # host vmstat counters
@@ -119,7 +135,7 @@ class Host:
 
     def cgroups(self, ts, dt, thrash, rates):
         out = []
-        for path, share in (("/system.slice", 0.95), ("/system.slice/postgresql.service", 0.9), ("/user.slice", 0.03)):
+        for path, share, limit in self.cg_paths:
             d = self.cg.setdefault(path, {})
             hot = thrash and share > 0.5
             k = share if hot else 0.02
@@ -128,7 +144,6 @@ class Host:
                             ("pgscan", (rates["scan_k"] + rates["scan_d"]) * k), ("pgsteal", (rates["steal_k"] + rates["steal_d"]) * k),
                             ("pgmajfault", rates["majflt"] * k), ("pgfault", 5000 * share)):
                 self.add(d, name, r, dt)
-            limit = 12 * 2**30 if "postgresql" in path else None
             cur = int((limit or 8 * 2**30) * (0.99 if hot else 0.6) * share + 50 * 2**20)
             stat = dict(d)
             stat.update({"anon": cur // 3, "file": cur // 2, "file_dirty": int(40 * 2**20 * share), "file_writeback": int(2 * 2**20 * share)})
@@ -161,6 +176,22 @@ def post(url, token, batch):
         sys.exit("post: unexpected answer %s %s" % (r.status, ans))
 
 
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus")
+
+
+def recording(name, host, end_ts):
+    """The trace's samples as host, shifted to end at end_ts."""
+    path = os.path.join(CORPUS, name)
+    op = gzip.open if name.endswith(".gz") else open
+    with op(path, "rt") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    shift = end_ts - max(r["ts"] for r in rows)
+    for r in rows:
+        r["ts"] = round(r["ts"] + shift, 3)
+        r["host"] = host
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--url", help="server base URL to post to")
@@ -169,6 +200,8 @@ def main():
     ap.add_argument("--minutes", type=int, default=60)
     ap.add_argument("--interval", type=float, default=10.0)
     ap.add_argument("--now", type=float, default=None)
+    ap.add_argument("--recordings", action="store_true", help="also replay two corpus traces (rec-07, oom-03)")
+    ap.add_argument("--only-recordings", action="store_true", help="replay the two corpus traces only")
     a = ap.parse_args()
     if not a.url and not a.jsonl:
         ap.error("--url or --jsonl is required")
@@ -181,6 +214,8 @@ def main():
              Host("web-03", "4.19.0-26-amd64", {"role": "web", "dc": "ams2"}, 4, old=True, stop_before_s=600)]
     n = int(a.minutes * 60 / a.interval)
     posted = 0
+    if a.only_recordings:
+        hosts, a.recordings = [], True
     for hst in hosts:
         batch = []
         for i in range(n + 1):
@@ -195,7 +230,31 @@ def main():
         if batch:
             post(a.url, a.token, batch)
             posted += len(batch)
-    print("hosts %d, samples posted %d" % (len(hosts), posted))
+    nhosts = len(hosts)
+    if a.recordings:
+        # two Kubernetes nodes named alike but for a number in the middle,
+        # one thrashing in a pod's container cgroup among 20 other pods
+        def pod(i):
+            uid = "%08x_%04x_4%03x_8%03x_%012x" % (0x5a17c0de + i, i, i, i, 0xfeed0000 + i)
+            return ("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod%s.slice/cri-containerd-%s.scope"
+                    % (uid, ("%064x" % (0xc0ffee * (i + 1)))))
+        cgs = [("/kubepods.slice", 0.95, None), (pod(0), 0.9, 2 * 2**30)] + [(pod(i), 0.01, 2**30) for i in range(1, 21)]
+        fqdn = "very-long-hostname-for-the-k8s-worker-pool-%03d.prod.eu-central-1.internal.example.com"
+        long_hosts = [Host(fqdn % 1, "6.1.0-18-amd64", {"role": "k8s"}, 16, thrash_last_s=12 * 60, cg_paths=cgs),
+                      Host(fqdn % 2, "6.1.0-18-amd64", {"role": "k8s"}, 16, cg_paths=cgs[:3])]
+        for hst in long_hosts:
+            batch = [hst.sample(now - (90 - i) * 10.0, now, 10.0) for i in range(91)]
+            for i in range(0, len(batch), 30):
+                post(a.url, a.token, batch[i:i + 30])
+            posted += len(batch)
+            nhosts += 1
+        for name, host, ago in (("real-filethrash.jsonl.gz", "rec-07", 20), ("synth-oom-reboot.jsonl", "oom-03", 150)):
+            rows = recording(name, host, now - ago)
+            for i in range(0, len(rows), 60):
+                post(a.url, a.token, rows[i:i + 60])
+            posted += len(rows)
+            nhosts += 1
+    print("hosts %d, samples posted %d" % (nhosts, posted))
 
 
 if __name__ == "__main__":

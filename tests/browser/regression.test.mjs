@@ -5,7 +5,8 @@
 // the alert's summary as a banner above the table; its link opens the
 // compare page of the pair with exactly the alert's worse figures marked,
 // each of them worse there too; the alerts view shows the alert "on the
-// fleet" with a link to the same comparison; no console error; no request
+// fleet", grouped under the fleet rather than a host, with a link to the
+// same comparison and its figures in its details; no console error; no request
 // outside 127.0.0.1. Prints "N passed, N failed"; exits 1 on a failure.
 //
 // env: VMSCOPE_URL, OUT (screenshots), CHROMIUM, REG_A, REG_B, REG_MARK
@@ -72,6 +73,16 @@ async function test() {
   check("on the fleet, about B", card && card.text.includes("on the fleet") && card.text.includes(B), card?.text);
   check("its link is the comparison", card?.link === banner?.href, JSON.stringify([card?.link, banner?.href]));
   check("its figures as a table", card?.figs === MARK.length, String(card?.figs));
+  const group = await page.$eval('.alert[data-kind="kernel_regression"]', (el) => {
+    const g = el.closest("section.host-group");
+    return g && { scope: g.dataset.scope || "", host: g.dataset.host ?? null, head: g.querySelector(".group-head").textContent };
+  }).catch(() => null);
+  check("grouped under the fleet, not a host", group && group.scope === "fleet" && group.host === null &&
+    group.head.includes("the fleet"), JSON.stringify(group));
+  await page.click('.alert[data-kind="kernel_regression"] button.more-btn');
+  check("its details show the figures table",
+    await until(() => { const t = document.querySelector('.alert[data-kind="kernel_regression"] table.regress-figs'); return t && t.offsetParent !== null; }));
+  await page.screenshot({ path: OUT + "/dashboard-regression-alerts.png", fullPage: true });
 }
 
 await run(test);

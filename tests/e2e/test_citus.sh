@@ -134,6 +134,11 @@ sys.exit('no open of $host among %d events' % len(ev))"
 check "the rollups hold every sample of it once" e2e_wait_checkpoints
 check_eq "$(e2e_psql "SELECT sum(n) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = '$host'")" "$n" \
 	"rolled up: $n samples"
+# all reclaim (slots 33-36, pgscan/pgsteal_anon/_file: the recording is
+# 6.18) rolled up beside kswapd's scans (slot 6), sample for sample
+check_eq "$(e2e_psql "SELECT sum(n6) > 0 AND sum(n33) = sum(n6) AND sum(n34) = sum(n6) AND sum(n35) = sum(n6)
+	AND sum(n36) = sum(n6) FROM rollup_5m r JOIN hosts h ON h.id = r.host_id WHERE h.name = '$host'")" t \
+	"all reclaim rolled up on the shards"
 
 # --- every endpoint -----------------------------------------------------------------
 now=$(date +%s)

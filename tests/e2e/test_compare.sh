@@ -64,6 +64,7 @@ check_jq '[.alerts[].host] | unique | length == 10 and all(startswith("wb-"))' "
 req GET "/api/v1/compare?group_by=kernel"
 check_status 200 "list kernels"
 check_jq '.group_by == "kernel" and (.since | type == "number") and .until - .since == 86400000' "listing window: last 24 h in ms"
+check_jq '.since_ts * 1000 == .since and .until_ts * 1000 == .until' "listing window in seconds too (since_ts, until_ts)"
 check_jq '.groups[0:2] == [{"value":"6.1.0-ok","hosts":10},{"value":"6.1.0-wb","hosts":10}]' "two kernels with 10 hosts each, sorted by hosts"
 check_jq '[.groups[] | select(.value == "6.1.0-new")] == [{"value":"6.1.0-new","hosts":1}] and ([.groups[].value] | index("6.1.0-old") == null)' "the upgraded host counts under its current kernel"
 req GET "/api/v1/compare?group_by=kernel&until=$mv_switch"
@@ -79,6 +80,11 @@ check_status 200 "compare kernels"
 cp "$E2E_DIR/body" "$E2E_DIR/cmp.json"
 [ -n "${COMPARE_KEEP:-}" ] && cp "$E2E_DIR/body" "$COMPARE_KEEP"
 check_jq '.a == "6.1.0-ok" and .b == "6.1.0-wb" and .hosts == {"a":10,"b":10} and .alpha == 0.05 and .interval_s == 300' "compare header"
+check_jq '.since_ts * 1000 == .since and .until_ts * 1000 == .until' "compare window in seconds too (since_ts, until_ts)"
+check_jq '.figures[] | select(.name == "immediate_reclaim") | (.hosts_top.b | length) == 5 and all(.hosts_top.b[].host; startswith("wb-"))
+	and ([.hosts_top.b[].value] | . == (sort | reverse)) and .hosts_top.b[0].value > 500 and all(.hosts_top.a[].host; startswith("ok-"))' \
+	"hosts_top: each group's worst hosts first (highest immediate reclaim)"
+check_jq '.figures[] | select(.name == "kswapd_efficiency") | [.hosts_top.a[].value] | . == sort' "hosts_top: lowest first where higher is better"
 check_jq '[.figures[].name] | contains(["kswapd_efficiency","direct_efficiency","scan_kswapd","scan_direct","steal_kswapd","steal_direct","refault_file","refault_anon","vmscan_write","immediate_reclaim","allocstall","swap_in","swap_out","psi_memory_some","psi_memory_full","alert_minutes_writeback_storm"])' "every figure of the contract"
 # the server's figures equal a plain recomputation from the rollups
 # (_compare_ref.py: plain SELECTs, sorted lists, the definitions of

@@ -7,7 +7,9 @@
 set -uo pipefail
 . "$(dirname "$0")/_lib.sh"
 e2e_init fleet_layout
-e2e_server_start
+ADMIN="admin-$RANDOM$RANDOM"
+printf '%s\n' "$ADMIN" >"$E2E_DIR/admin.token"
+e2e_server_start --admin-token-file "$E2E_DIR/admin.token"
 
 # two hosts, 25 min of 10 s samples ending now; a third only 3 h ago
 now=$(e2e_now)
@@ -35,10 +37,43 @@ check "the hosts' rollups are written" e2e_wait_checkpoints
 req GET "/api/v1/alerts?host=fl-old&kind=host_silent&state=open"
 check_jq '.alerts | length == 0' "fl-old posted just now: no host_silent"
 
-req GET "/api/v1/fleet?window=3600&points=60"
+# an open alert (silenced) and one that ended 10 minutes ago on fl-a, as rows
+e2e_psql "INSERT INTO alerts (host_id, host, cgroup, kind, severity, state, started_at, opened_at, ended_at, updated_at, summary, evidence)
+	SELECT n.id, v.* FROM host_names n, (VALUES
+	       ('fl-a', '/system.slice/db.service', 'thrash', 'critical', 'open', now() - interval '20 minutes',
+	        now() - interval '19 minutes', NULL::timestamptz, now(), 'refaults 4000 pages/s', '{}'::jsonb),
+	       ('fl-a', NULL, 'oom_kill', 'critical', 'resolved', now() - interval '12 minutes',
+	        now() - interval '12 minutes', now() - interval '10 minutes', now(), '1 OOM kill in 10 s', '{}'))
+	       AS v(host, cgroup, kind, severity, state, started_at, opened_at, ended_at, updated_at, summary, evidence)
+	WHERE n.name = v.host" >/dev/null ||
+	bad "writing fl-a's alerts"
+post_admin() { curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' -d "$1" "$E2E_URL$2"; }
+[ "$(post_admin '{"host":"fl-a","kind":"thrash","duration_s":600,"comment":"fleet test"}' /api/v1/silences)" = 201 ] ||
+	bad "silencing fl-a's thrash"
+
+req GET "/api/v1/fleet?window=3600&points=13"
 check_status 200 "fleet, points layout"
 points=$BODY
-req GET "/api/v1/fleet?window=3600&points=60&layout=columns"
+# points: honoured up to the hour's 5-minute buckets, refused beyond
+req GET "/api/v1/fleet?window=3600&points=60"
+check_status 400 "fleet, more points than the window's 5-minute buckets"
+check_contains "points: expected 1 to 13 for window=3600" "the error names the points allowed"
+req GET "/api/v1/fleet?window=3600&layout=columns"
+check_jq '.points == 13 and (.ts | length) == 13 and .step_s == 300' "fleet: the default is every 5-minute bucket of the window"
+req GET "/api/v1/fleet?window=3600&points=4&layout=columns"
+check_jq '.points == 4 and (.ts | length) <= 4 and (.ts | length) >= 3 and .step_s == 1200' "fleet: 4 points are 20-minute buckets"
+# the alerts of a host: open ones with their start and summary, and those
+# that ended within the window
+req GET "/api/v1/fleet?window=3600&layout=columns"
+check_jq '[.hosts[] | select(.host == "fl-a") | .open_alerts[]
+	| (.started_at_ts | type) == "number" and .summary == "refaults 4000 pages/s" and .cgroup == "/system.slice/db.service"
+	  and .silenced == true] == [true]' \
+	"fleet: an open alert carries started_at_ts, cgroup, summary and silenced"
+check_jq '[.hosts[] | select(.host == "fl-a") | .resolved_alerts[]
+	| .kind == "oom_kill" and (.ended_at_ts - .started_at_ts | . > 100 and . < 140) and (has("silenced") | not)] == [true]' \
+	"fleet: an alert that ended within the window carries ended_at_ts"
+check_jq '[.hosts[] | .resolved_alerts | type == "array"] | all' "fleet: every host has resolved_alerts"
+req GET "/api/v1/fleet?window=3600&points=13&layout=columns"
 check_status 200 "fleet, columns layout"
 columns=$BODY
 check_jq '.layout == "columns" and (.ts | length) > 8 and (.ts | length) <= 14' "columns: bucket times once"

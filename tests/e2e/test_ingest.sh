@@ -52,8 +52,44 @@ check_status 200 "series"
 check_eq "$(json .kind)" "rate" "pgpgin is a rate"
 # 100 pages over 10 s, then 200 over 10.5 s
 check_eq "$(json '[.points[-2:][] | .[1] | if . == null then "null" else (. * 100 | round / 100 | tostring) end] | join(" ")')" "10 19.05" "rates between samples"
+# a name the cgroup never reported: 404 with the close names it reports;
+# one it reported, in a window without samples: 200 and no points
 req GET "/api/v1/hosts/web-01/series?metric=meminfo.MemFree&cgroup=/system.slice/e2e.service&since=$((NOW - 60))"
-check_status 200 "cgroup series of an unknown metric"
+check_status 404 "cgroup series of a metric the cgroup never reported"
+check_json_error "cgroup series of a metric never reported"
+check_contains "meminfo.MemFree was never reported by cgroup /system.slice/e2e.service" "the 404 names the metric"
+req GET "/api/v1/hosts/web-01/series?metric=stat.anno&cgroup=/system.slice/e2e.service"
+check_status 404 "a typo of a cgroup metric"
+check_jq '.did_you_mean | index("stat.anon") != null' "the 404 suggests the close name"
+req GET "/api/v1/hosts/web-01/series?metric=vmstat.pgpgin&since=$((NOW - 86400))&until=$((NOW - 82800))"
+check_status 200 "a reported name, a window without samples"
+check_jq '.points == []' "no points, not a 404"
+req GET "/api/v1/hosts/web-01/series_batch?metrics=vmstat.pgpgin,vmstat.pgpgni"
+check_status 404 "series_batch with a name never reported"
+check_contains "metrics: vmstat.pgpgni was never reported by web-01" "the 404 names the batch's metric"
+check_jq '.did_you_mean[0] == "vmstat.pgpgin"' "the batch's 404 suggests the close name"
+# the batch's columns layout: the same values as points, four arrays a series
+req GET "/api/v1/hosts/web-01/series_batch?metrics=vmstat.pgpgin,vmstat.pgscan_kswapd&since=$((NOW - 60))&until=$((NOW + 1))&points=4"
+pts=$BODY
+req GET "/api/v1/hosts/web-01/series_batch?metrics=vmstat.pgpgin,vmstat.pgscan_kswapd&since=$((NOW - 60))&until=$((NOW + 1))&points=4&layout=columns"
+check_status 200 "series_batch, columns"
+same=$(jq -n --argjson p "$pts" --argjson c "$BODY" '$c.layout == "columns" and ([range(0; 2) as $i | $c.series[$i] as $s | $p.series[$i] as $q
+	| ($s | has("points") | not) and $s.ts == [$q.points[][0]] and $s.avg == [$q.points[][1]] and $s.min == [$q.points[][2]]
+	  and $s.max == [$q.points[][3]] and ($s.ts | length) >= 2] | all)')
+check_eq "$same" "true" "series_batch columns carry the points' values"
+req GET "/api/v1/hosts/web-01/series_batch?metrics=vmstat.pgpgin&since=$((NOW - 60))&until=$((NOW + 1))&layout=columns"
+check_jq '.series[0] | (.v | length) == (.ts | length) and (.ts | length) >= 2 and (has("avg") | not)' "series_batch columns, raw: ts and v"
+req GET "/api/v1/hosts/web-01/series_batch?metrics=vmstat.pgpgin&layout=rows"
+check_status 400 "series_batch, unknown layout"
+check_contains "layout:" "the error names layout"
+req GET "/api/v1/alerts?kind=trash"
+check_status 400 "an alert kind the server does not raise"
+check_contains "kind: unknown alert kind trash" "the 400 names the kind"
+check_contains "thrash, swap_imbalance" "the 400 lists the kinds"
+req GET "/api/v1/alerts?kind=compaction_stall"
+check_status 200 "a known kind with no alert yet"
+req GET "/api/v1/alerts?kind=kernel_regression&state=open"
+check_status 200 "the fleet's kind (the regression banner's request) with no alert yet"
 req GET "/api/v1/hosts/web-01/series?metric=stat.anon&cgroup=/system.slice/e2e.service&since=$((NOW - 60))&until=$((NOW + 1))"
 check_status 200 "cgroup series"
 check_eq "$(json '.points | length')" 3 "cgroup series points"
@@ -212,7 +248,11 @@ check_contains "since:" "series error names since"
 req GET "/api/v1/fleet?window=5"
 check_status 400 "fleet window"
 check_contains "window:" "fleet error names window"
+# the sparklines are 5-minute rollups: 600 s hold at most 3 points
 req GET "/api/v1/fleet?window=600&points=10"
+check_status 400 "fleet points beyond the window's 5-minute buckets"
+check_contains "points: expected 1 to 3 for window=600" "the error names the points allowed"
+req GET "/api/v1/fleet?window=600&points=3"
 check_status 200 "fleet"
 # state follows the open alerts (on a slow machine host_silent may already be open)
 check_jq '[.hosts[] | select(.host == "web-01")][0] as $h

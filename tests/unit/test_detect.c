@@ -31,6 +31,7 @@ struct gen {
 	double cg_dirty, cg_writeback;	/* bytes, the cgroup's total_dirty/_writeback */
 	double psi_some_rate, psi_some_total;	/* host memory PSI, share 0..1 */
 	int no_psi;
+	int limit_reclaim;	/* swap_batch(): cgroup-limit reclaim (kswapd scans nothing) */
 };
 
 static int slot(struct gen *g, const char *k)
@@ -154,6 +155,46 @@ static int count_kind(const struct detect_mem *m, const char *kind)
 	for (size_t i = 0; i < detect_mem_count(m); i++)
 		n += strcmp(detect_mem_alert(m, i)->kind, kind) == 0;
 	return n;
+}
+
+/* Host-level over-swap in one second of a reclaim batch (mib MiB of anon
+ * swapped out by kswapd, swap in use growing by as much, file cache stolen
+ * a quarter as much and not refaulted), or none (mib 0). A 1.2 GiB file
+ * cache stays on the active list throughout. */
+static void swap_batch(struct gen *g, double mib)
+{
+	double pages = mib * 256;
+
+	set_gauge(g, "nr_active_file", 300000);
+	set_rate(g, "pswpout", pages);
+	set_rate(g, "pswpin", 0);
+	set_rate(g, "pgsteal_anon", pages);
+	set_rate(g, "pgsteal_file", pages / 4);
+	set_rate(g, "pgscan_anon", pages * 1.2);
+	set_rate(g, "pgscan_file", pages / 4 * 1.1);
+	set_rate(g, "pgscan_kswapd", g->limit_reclaim ? 0 : pages * 1.2 + pages / 4 * 1.1);
+	set_growth(g, "SwapFree", -mib * 1024);	/* kB/s */
+}
+
+/* Runs seconds of a workload whose reclaim swaps mib MiB in the first
+ * second of every period (or at the seconds listed in at[], n_at of them,
+ * when period is 0), sampled every `every` seconds. */
+static void run_batches(struct detect_mem *m, struct gen *g, int seconds, int period, const int *at, int n_at,
+			double mib, int every)
+{
+	for (int t = 0; t < seconds; t++) {
+		bool burst = false;
+		if (period > 0)
+			burst = t % period == 0;
+		for (int i = 0; i < n_at; i++)
+			burst = burst || at[i] == t;
+		swap_batch(g, burst ? mib : 0);
+		struct sample s;
+		gen_step(g, 1, &s);
+		if ((t + 1) % every == 0)
+			CHECK(detect_mem_feed(m, &s) >= 0);
+		sample_release(&s);
+	}
 }
 
 static void test_rates(void)
@@ -637,22 +678,28 @@ static void check_formats(const struct det_host *h, int max_pct)
 
 	CHECK_INT(det_host_save(h, &v2, &n2), 0);
 	CHECK_INT(det_host_save_v1(h, &v1, &n1), 0);
-	CHECK(v2[3] == 3 && v1[3] == 1);
-	/* a version 2 state (before the critical run's start was kept) reads
-	 * back to the same state */
-	unsigned char *old2, *from2;
-	size_t nold2, nfrom2;
-	CHECK_INT(det_host_save_v2(h, &old2, &nold2), 0);
-	CHECK(old2[3] == 2 && nold2 <= n2);
-	struct det_host *c2 = det_host_load(det_host_name(h), old2, nold2, err, sizeof(err));
-	CHECK(c2 != NULL);
-	if (c2) {
-		CHECK_INT(det_host_save(c2, &from2, &nfrom2), 0);
-		CHECK(nfrom2 == n2 && memcmp(from2, v2, n2) == 0);
-		free(from2);
-		det_host_free(c2);
+	CHECK(v2[3] == 4 && v1[3] == 1);
+	/* version 2 and 3 states (before the critical run's start, before the
+	 * batch window's snapshots were kept; a host sampled every 10 s has
+	 * none) read back to the same state */
+	int (*const older[])(const struct det_host *, unsigned char **, size_t *) = {
+		det_host_save_v2, det_host_save_v3,
+	};
+	for (int ver = 2; ver <= 3; ver++) {
+		unsigned char *old, *from;
+		size_t nold, nfrom;
+		CHECK_INT(older[ver - 2](h, &old, &nold), 0);
+		CHECK(old[3] == ver && nold <= n2);
+		struct det_host *c2 = det_host_load(det_host_name(h), old, nold, err, sizeof(err));
+		CHECK(c2 != NULL);
+		if (c2) {
+			CHECK_INT(det_host_save(c2, &from, &nfrom), 0);
+			CHECK(nfrom == n2 && memcmp(from, v2, n2) == 0);
+			free(from);
+			det_host_free(c2);
+		}
+		free(old);
 	}
-	free(old2);
 	struct det_host *a = det_host_load(det_host_name(h), v2, n2, err, sizeof(err));
 	struct det_host *b = det_host_load(det_host_name(h), v1, n1, err, sizeof(err));
 	CHECK(a != NULL && b != NULL);
@@ -674,6 +721,77 @@ static void check_formats(const struct det_host *h, int max_pct)
 	free(v1);
 	free(again);
 	free(from1);
+}
+
+static void feed_batches(struct det_host *h, struct gen *g, int seconds, int64_t *ids)
+{
+	for (int t = 0; t < seconds; t++) {
+		swap_batch(g, t % 4 == 0 ? 16 : 0);
+		struct sample s;
+		gen_step(g, 1, &s);
+		CHECK(det_host_feed(h, &s, open_ids, ids) >= 0);
+		sample_release(&s);
+	}
+}
+
+/* A host sampled every second keeps the batch window's snapshots: version 4
+ * carries them (saved again, the same bytes; every truncation refused), and
+ * the host reloaded carries on exactly as the one in memory (the same state
+ * after every sample, the over-swap opened); a version 3 state of it loads
+ * without them and still opens the over-swap once the window has filled
+ * again. */
+static void test_state_batch_window(void)
+{
+	struct det_host *h = det_host_new("b1");
+	struct gen g;
+	int64_t ids = 0;
+	unsigned char *v4, *v3, *again;
+	size_t n4, n3, nagain;
+	char err[128];
+
+	gen_init(&g, "b1");
+	g.interval = 1;
+	feed_batches(h, &g, 22, &ids);
+	CHECK_INT(ids, 0);
+	CHECK_INT(det_host_save(h, &v4, &n4), 0);
+	CHECK_INT(det_host_save_v3(h, &v3, &n3), 0);
+	CHECK(n3 + 30 < n4);	/* three snapshots */
+	struct det_host *a = det_host_load("b1", v4, n4, err, sizeof(err));
+	struct det_host *b = det_host_load("b1", v3, n3, err, sizeof(err));
+	CHECK(a != NULL && b != NULL);
+	if (a) {
+		CHECK_INT(det_host_save(a, &again, &nagain), 0);
+		CHECK(nagain == n4 && memcmp(again, v4, n4) == 0);
+		free(again);
+	}
+	for (size_t cut = 0; cut + 1 < n4; cut++) {
+		struct det_host *t = det_host_load("b1", v4, cut + 1, err, sizeof(err));
+		CHECK(t == NULL);
+		det_host_free(t);
+	}
+	int64_t ida = 0, idb = 0, idh = 0;
+	struct gen ga = g, gb = g;
+	bool same = true;
+	for (int t = 0; t < 70 && a && b; t++) {
+		feed_batches(h, &g, 1, &idh);
+		feed_batches(a, &ga, 1, &ida);
+		feed_batches(b, &gb, 1, &idb);
+		unsigned char *sh, *sa;
+		size_t nh, na;
+		CHECK_INT(det_host_save(h, &sh, &nh), 0);
+		CHECK_INT(det_host_save(a, &sa, &na), 0);
+		same = same && nh == na && memcmp(sh, sa, nh) == 0;
+		free(sh);
+		free(sa);
+	}
+	CHECK(same);
+	CHECK(idh > 0 && ida == idh);
+	CHECK(idb > 0);	/* the v3 state carries on: the window fills again */
+	det_host_free(a);
+	det_host_free(b);
+	det_host_free(h);
+	free(v4);
+	free(v3);
 }
 
 /* A host with open and pending alerts in the host scope and a cgroup, and
@@ -716,6 +834,7 @@ static void test_state_formats(void)
 	check_formats(h, 60);
 	det_host_free(h);
 	gen_host_free(gh);
+	test_state_batch_window();
 }
 
 /* The agent's fixture trees (tests/fixtures/k.../expected.json: samples of
@@ -801,6 +920,63 @@ static void warn_thrash(struct gen *g, int on)
  * opens after two critical samples spanning 20 s, warning evidence after
  * 30 s, a tenth of the interval is forgiven, blips open nothing, and an
  * alert never opens on a clear sample. */
+/* Over-swap whose swap-out comes in reclaim batches (16 MiB every 4 s, as
+ * recorded in real-overswap) gives the same verdict at 1 s sampling, where
+ * three samples in four show no swap-out, as at 10 s; isolated batches, one
+ * or two 30 s apart, open nothing at either. */
+static void test_overswap_batches(void)
+{
+	static const int every[] = { 1, 10 };
+	for (size_t i = 0; i < sizeof(every) / sizeof(every[0]); i++) {
+		struct detect_mem *m = detect_mem_new();
+		struct gen g;
+		gen_init(&g, "batches");
+		g.interval = every[i];
+		run_batches(m, &g, 20, 0, NULL, 0, 0, every[i]);
+		double onset = g.ts;
+		run_batches(m, &g, 120, 4, NULL, 0, 16, every[i]);
+		const struct alert_rec *a = find(m, "swap_imbalance", NULL);
+		CHECK(a != NULL);
+		if (a) {
+			double after = (double)a->opened_ms / 1000.0 - onset;
+			CHECK(after >= 29 && after <= 40);
+			CHECK_STR(a->severity, "warning");
+			CHECK_CONTAINS(a->summary, "swap in use");
+			if (every[i] == 1)
+				CHECK_CONTAINS(a->summary, "over the last");
+		}
+		CHECK_INT(detect_mem_count(m), 1);
+		detect_mem_free(m);
+
+		static const double sizes[] = { 16, 64 };
+		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+			static const int one[] = { 5 }, two[] = { 5, 35 };
+			m = detect_mem_new();
+			gen_init(&g, "healthy");
+			g.interval = every[i];
+			run_batches(m, &g, 20, 0, NULL, 0, 0, every[i]);
+			run_batches(m, &g, 120, 0, two, 2, sizes[k], every[i]);
+			run_batches(m, &g, 120, 0, one, 1, sizes[k], every[i]);
+			if (detect_mem_count(m))
+				fprintf(stderr, "isolated %.0f MiB batches at %d s: %s\n", sizes[k], every[i],
+					detect_mem_alert(m, 0)->summary);
+			CHECK_INT(detect_mem_count(m), 0);
+			detect_mem_free(m);
+		}
+
+		/* the same swap-out by cgroups at their own limits: not the
+		 * host's balance, per interval or over the window */
+		m = detect_mem_new();
+		gen_init(&g, "limits");
+		g.interval = every[i];
+		g.limit_reclaim = 1;
+		run_batches(m, &g, 20, 0, NULL, 0, 0, every[i]);
+		run_batches(m, &g, 120, 4, NULL, 0, 16, every[i]);
+		CHECK_INT(detect_mem_count(m), 0);
+		detect_mem_free(m);
+	}
+}
+
 static void test_open_rules(void)
 {
 	static const struct { double iv; int crit; int n_on; int opens; double max_after_onset; } cases[] = {
@@ -922,7 +1098,31 @@ static void test_kernel_bugs(void)
 	CHECK(!kbug_inside(KB_KSWAPD_WRITEBACK, &k));
 	kver_parse(&k, "4.12.14");
 	CHECK(!kbug_inside(KB_LAZYFREE_SWAPLESS, &k));
+	/* the stable releases that received the fixes (release announcements) */
+	static const struct { const char *rel; enum kbug b; int inside; } stable[] = {
+		{ "4.14.134", KB_COLD_ANON, 1 }, { "4.14.135", KB_COLD_ANON, 0 },
+		{ "4.19.61", KB_COLD_ANON, 1 }, { "4.19.62", KB_COLD_ANON, 0 },
+		{ "5.1.20", KB_COLD_ANON, 1 }, { "5.1.21", KB_COLD_ANON, 0 },
+		{ "5.2.2", KB_COLD_ANON, 1 }, { "5.2.3", KB_COLD_ANON, 0 },
+		{ "5.5.6", KB_SCAN_ROUNDUP, 1 }, { "5.5.7", KB_SCAN_ROUNDUP, 0 },
+		/* 68600f623d69 was backported to 4.14 and 4.19 before the fix */
+		{ "4.19.106", KB_SCAN_ROUNDUP, 1 }, { "4.19.107", KB_SCAN_ROUNDUP, 0 },
+		{ "4.14.171", KB_SCAN_ROUNDUP, 1 }, { "4.14.172", KB_SCAN_ROUNDUP, 0 },
+		{ "4.9.300", KB_SCAN_ROUNDUP, 0 },
+	};
+	for (size_t i = 0; i < sizeof(stable) / sizeof(stable[0]); i++) {
+		kver_parse(&k, stable[i].rel);
+		if (kbug_inside(stable[i].b, &k) != stable[i].inside)
+			fprintf(stderr, "kernel %s: inside %d, expected %d\n", stable[i].rel,
+				kbug_inside(stable[i].b, &k), stable[i].inside);
+		CHECK_INT(kbug_inside(stable[i].b, &k), stable[i].inside);
+	}
+	kver_parse(&k, "4.19.106");
+	CHECK_CONTAINS(kbug_verdict(KB_SCAN_ROUNDUP, &k, buf, sizeof(buf)), "fix only in 4.19.107");
+	kver_parse(&k, "4.14.200");
+	CHECK_CONTAINS(kbug_verdict(KB_SCAN_ROUNDUP, &k, buf, sizeof(buf)), "kernel 4.14.200 is before");
 	kver_parse(&k, NULL);
+	CHECK_CONTAINS(kbug_verdict(KB_COLD_ANON, &k, buf, sizeof(buf)), "4.14.135, 4.19.62, 5.1.21 and 5.2.3");
 	CHECK_CONTAINS(kbug_verdict(KB_SCAN_ROUNDUP, &k, buf, sizeof(buf)), "upstream fix");
 	/* truncation is safe */
 	kbug_verdict(KB_SCAN_ROUNDUP, &k, buf, 8);
@@ -950,6 +1150,7 @@ int main(void)
 	test_state_formats();
 	test_agent_fixtures();
 	test_open_rules();
+	test_overswap_batches();
 	test_jitter_and_clear_sample();
 	test_kernel_bugs();
 	return harness_report("test_detect");

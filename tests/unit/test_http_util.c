@@ -4,6 +4,7 @@
 #include "harness.h"
 #include "testparams.h"
 
+#include "alert_kinds.h"
 #include "api_fleet.h"
 #include "auth.h"
 #include "body.h"
@@ -14,9 +15,12 @@
 #include "ratelimit.h"
 #include "route.h"
 #include "static.h"
+#include "suggest.h"
 #include "timeparse.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 static void test_timeparse(void)
@@ -168,19 +172,44 @@ static void test_params(void)
 	CHECK_STR(sq.cgroup, "/user.slice");
 	CHECK_INT(sq.points, 100);
 	CHECK_INT(sq.since_ms, 1764510000000LL);
+	CHECK_INT(sq.cgroup_version, 0);
+	const char *s_ver[] = { "metric", "stat.anon", "cgroup", "/user.slice", "cgroup_version", "1", NULL };
+	CHECK_INT(series_with(s_ver, &sq, err), 0);
+	CHECK_INT(sq.cgroup_version, 1);
+	const char *s_ver3[] = { "metric", "stat.anon", "cgroup", "/user.slice", "cgroup_version", "3", NULL };
+	CHECK_INT(series_with(s_ver3, &sq, err), -1);
+	CHECK_CONTAINS(err, "cgroup_version:");
+	const char *s_ver_alone[] = { "metric", "stat.anon", "cgroup_version", "2", NULL };
+	CHECK_INT(series_with(s_ver_alone, &sq, err), -1);
+	CHECK_CONTAINS(err, "only with cgroup");
 
-	/* fleet */
+	/* fleet: as many points as the 5-minute rollups give, or a 400
+	 * naming the allowed ones */
 	int w, p;
 	struct kv kv = { none };
 	struct param_src src = { kv_get, &kv };
 	CHECK_INT(params_fleet(&src, &w, &p, err, sizeof(err)), 0);
 	CHECK_INT(w, 3600);
+	CHECK_INT(p, 13);
+	CHECK_INT(params_fleet_max_points(86400), 289);
+	CHECK_INT(params_fleet_max_points(60), 2);
+	const char *f_13[] = { "points", "13", NULL };
+	kv.pairs = f_13;
+	CHECK_INT(params_fleet(&src, &w, &p, err, sizeof(err)), 0);
+	CHECK_INT(p, 13);
+	const char *f_60[] = { "points", "60", NULL };
+	kv.pairs = f_60;
+	CHECK_INT(params_fleet(&src, &w, &p, err, sizeof(err)), -1);
+	CHECK_CONTAINS(err, "points: expected 1 to 13 for window=3600");
+	const char *f_day[] = { "window", "86400", "points", "60", NULL };
+	kv.pairs = f_day;
+	CHECK_INT(params_fleet(&src, &w, &p, err, sizeof(err)), 0);
 	CHECK_INT(p, 60);
 	const char *f_bad[] = { "window", "86401", NULL };
 	kv.pairs = f_bad;
 	CHECK_INT(params_fleet(&src, &w, &p, err, sizeof(err)), -1);
 	CHECK_CONTAINS(err, "window:");
-	const char *f_badp[] = { "points", "501", NULL };
+	const char *f_badp[] = { "window", "86400", "points", "290", NULL };
 	kv.pairs = f_badp;
 	CHECK_INT(params_fleet(&src, &w, &p, err, sizeof(err)), -1);
 	CHECK_CONTAINS(err, "points:");
@@ -374,9 +403,11 @@ static void test_body(void)
 	body_release(&z);
 	free(egz);
 
-	/* the in-flight budget: a body holds its capacity reserved, a second
-	 * body that would pass the budget is refused, and everything is given
-	 * back on release */
+	/* the in-flight budget: a body holds the bytes it received reserved
+	 * (not its buffer's capacity), a second body that would pass the
+	 * budget is refused unless it stays small (limit / 64 for a parse,
+	 * limit / 1024 for an upload, within a quarter past the limit), and
+	 * everything is given back on release */
 	struct membudget mb;
 	struct body b1, b2;
 	membudget_init(&mb, 40000);
@@ -384,28 +415,72 @@ static void test_body(void)
 	body_init_budget(&b2, 1u << 20, &mb, 1);
 	char kb[20000];
 	memset(kb, 'x', sizeof(kb));
-	CHECK_INT(body_append(&b1, kb, sizeof(kb)), BODY_OK);	/* cap 32 KiB */
-	CHECK_INT(membudget_used(&mb), b1.cap);
-	CHECK_INT(body_append(&b2, kb, 100), BODY_EBUSY);	/* 16 KiB more would pass 40000 */
+	CHECK_INT(body_append(&b1, kb, 1), BODY_OK);
+	CHECK_INT(membudget_used(&mb), 1);	/* one byte sent, one reserved */
+	CHECK_INT(body_append(&b1, kb, sizeof(kb) - 1), BODY_OK);
+	CHECK_INT(body_append(&b1, kb, sizeof(kb)), BODY_OK);
+	CHECK_INT(membudget_used(&mb), 40000);
+	CHECK_INT(body_append(&b2, kb, 1000), BODY_EBUSY);	/* not small: refused */
 	CHECK(b2.buf == NULL);
-	/* gunzip into a budgeted body is refused the same way */
+	/* an upload is small up to limit / 1024 (39 bytes here) */
+	CHECK_INT(body_append(&b2, kb, 30), BODY_OK);	/* small: the lane */
+	CHECK_INT(body_append(&b2, kb, 20), BODY_EBUSY);	/* no longer small */
+	body_release(&b2);
+	/* gunzip into a budgeted body is refused the same way (20 bytes at 33
+	 * a byte: not small) */
+	body_init_budget(&b2, 1u << 20, &mb, 33);
 	CHECK_INT(body_gunzip(gz, gzlen, &b2), BODY_EBUSY);
 	body_release(&b2);
 	body_release(&b1);
 	CHECK_INT(membudget_used(&mb), 0);
 	/* alone, a request larger than the whole budget still proceeds, and
-	 * keeps growing while it is the only holder */
+	 * keeps growing while it is the only holder; a small one beside it
+	 * still passes, up to a quarter past the limit */
 	CHECK(membudget_take(&mb, 100000, 0));
 	CHECK(membudget_take(&mb, 100000, 100000));
-	CHECK(!membudget_take(&mb, 1, 0));	/* someone else: refused */
+	CHECK(!membudget_take(&mb, 1000, 0));	/* someone else, not small: refused */
+	CHECK(!membudget_take(&mb, 1, 0));	/* 200000 is past the lane's 50000 too */
 	membudget_give(&mb, 200000);
+	CHECK(membudget_take(&mb, 45000, 0));
+	CHECK(membudget_take(&mb, 600, 0));
+	CHECK(!membudget_take(&mb, 600, 600));	/* 1200 held: not small */
+	membudget_give(&mb, 45600);
 	CHECK_INT(membudget_used(&mb), 0);
-	/* per_byte: a body to be parsed reserves its parse with its buffer */
+	/* per_byte: an inflated body reserves its parse with its bytes */
 	body_init_budget(&b1, 1u << 20, &mb, 3);
 	CHECK_INT(body_append(&b1, kb, 100), BODY_OK);
-	CHECK_INT(membudget_used(&mb), 3 * b1.cap);
+	CHECK_INT(membudget_used(&mb), 300);
 	body_release(&b1);
 	CHECK_INT(membudget_used(&mb), 0);
+	/* a whole body reserves its parse on top of its bytes, which another
+	 * holder can make fail (then nothing is reserved); the reservation
+	 * goes back with the body; body_keep_reservation frees the buffer and
+	 * keeps what the parsed samples need, more or less than was held */
+	membudget_init(&mb, 100000);
+	body_init_budget(&b1, 1u << 20, &mb, 1);
+	body_init_budget(&b2, 1u << 20, &mb, 1);
+	CHECK_INT(body_append(&b1, kb, 5000), BODY_OK);
+	CHECK_INT(body_append(&b2, kb, 5000), BODY_OK);
+	CHECK(body_reserve(&b1, 50000));
+	CHECK_INT(membudget_used(&mb), 60000);
+	CHECK(!body_reserve(&b2, 50000));
+	CHECK_INT(membudget_used(&mb), 60000);
+	body_keep_reservation(&b1, 7000);
+	CHECK(b1.buf == NULL);
+	CHECK_INT(membudget_used(&mb), 12000);
+	body_keep_reservation(&b2, 9000);
+	CHECK_INT(membudget_used(&mb), 16000);
+	body_release(&b1);
+	body_release(&b2);
+	CHECK_INT(membudget_used(&mb), 0);
+	/* a buffer past the size where it is mapped rather than malloc'd keeps
+	 * its bytes while it grows and is released like any other */
+	body_init(&b1, 4u << 20);
+	for (int k = 0; k < 100; k++)
+		CHECK_INT(body_append(&b1, kb, sizeof(kb)), BODY_OK);
+	CHECK_INT(b1.len, 100 * sizeof(kb));
+	CHECK(b1.buf[0] == 'x' && b1.buf[b1.len - 1] == 'x' && b1.buf[b1.len] == '\0');
+	body_release(&b1);
 	CHECK(membudget_take(NULL, 1u << 30, 0));
 	free(gz);
 
@@ -585,6 +660,30 @@ static void test_static(void)
 	CHECK_STR(static_mime("index.html"), "text/html; charset=utf-8");
 	CHECK_STR(static_mime("noext"), "application/octet-stream");
 	CHECK_STR(static_mime("dir.d/noext"), "application/octet-stream");
+
+	/* the vendored chart library, present or not */
+	char dir[] = "/tmp/vmscope-web-XXXXXX", path[256];
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_STR(static_missing_vendor(dir), "vendor/uPlot.min.esm.js");
+	snprintf(path, sizeof(path), "%s/vendor", dir);
+	CHECK_INT(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/vendor/uPlot.min.esm.js", dir);
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f)
+		fclose(f);
+	CHECK_STR(static_missing_vendor(dir), "vendor/uPlot.min.css");
+	char css[256];
+	snprintf(css, sizeof(css), "%s/vendor/uPlot.min.css", dir);
+	f = fopen(css, "w");
+	if (f)
+		fclose(f);
+	CHECK(static_missing_vendor(dir) == NULL);
+	unlink(css);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/vendor", dir);
+	rmdir(path);
+	rmdir(dir);
 }
 
 static void test_config(void)
@@ -765,9 +864,55 @@ static void test_metrics(void)
 	free(text);
 }
 
+/* "did you mean" for a metric name a host never reported */
+static void test_suggest(void)
+{
+	static const char *const names[] = {
+		"vmstat.workingset_refault_anon", "vmstat.workingset_refault_file", "vmstat.pgscan_kswapd",
+		"vmstat.pgscan_direct", "vmstat.pgsteal_kswapd", "psi.memory.some.avg10", "meminfo.Dirty",
+	};
+	const size_t n = sizeof(names) / sizeof(names[0]);
+	const char *out[SUGGEST_MAX];
+
+	/* the pre-5.9 name on a 6.x host: its two successors */
+	size_t k = suggest_names("vmstat.workingset_refault", names, n, out, SUGGEST_MAX);
+	CHECK_INT(k, 2);
+	CHECK_STR(out[0], "vmstat.workingset_refault_anon");
+	CHECK_STR(out[1], "vmstat.workingset_refault_file");
+	/* a typo: the closest first */
+	k = suggest_names("vmstat.pgscan_kswpad", names, n, out, SUGGEST_MAX);
+	CHECK(k >= 1);
+	CHECK_STR(out[0], "vmstat.pgscan_kswapd");
+	k = suggest_names("psi.memory.some.avg", names, n, out, 1);
+	CHECK_INT(k, 1);
+	CHECK_STR(out[0], "psi.memory.some.avg10");
+	/* nothing close */
+	CHECK_INT(suggest_names("settings.vm.swappiness", names, n, out, SUGGEST_MAX), 0);
+	CHECK_INT(suggest_names("meminfo.Dirty", names, n, out, SUGGEST_MAX), 0);	/* itself is not a suggestion */
+	CHECK_INT(suggest_names("x", names, 0, out, SUGGEST_MAX), 0);
+}
+
+static void test_alert_kinds(void)
+{
+	char buf[400];
+
+	CHECK(alert_kind_known("thrash"));
+	CHECK(alert_kind_known("host_silent"));
+	CHECK(alert_kind_known("compaction_stall"));
+	CHECK(!alert_kind_known("trash"));
+	CHECK(!alert_kind_known(""));
+	alert_kinds_text(buf, sizeof(buf));
+	CHECK_CONTAINS(buf, "thrash, swap_imbalance");
+	CHECK_CONTAINS(buf, "host_silent");
+	alert_kinds_text(buf, 10);
+	CHECK_INT(strlen(buf), 9);
+}
+
 int main(void)
 {
 	test_timeparse();
+	test_suggest();
+	test_alert_kinds();
 	test_params();
 	test_params_nul();
 	test_route();

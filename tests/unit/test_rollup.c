@@ -24,7 +24,7 @@ static struct testdb db;
 static json_t *series(struct store *st, const char *host, const char *metric, int64_t since, int64_t until,
 		      int points, int source)
 {
-	struct series_query q = { host, NULL, metric, since, until, points, source };
+	struct series_query q = { host, NULL, metric, since, until, points, source, 0 };
 	char err[512];
 	json_t *o = NULL;
 	if (store_series(st, &q, &o, err, sizeof(err)) != STORE_OK)
@@ -78,6 +78,8 @@ static const char *const metrics[] = {
 	"vmstat.nr_dirty_background_threshold", "meminfo.SwapTotal", "meminfo.SwapFree", "psi.io.some.avg10",
 	"psi.io.full.avg10", "vmstat.allocstall_normal", "vmstat.allocstall_movable", "vmstat.allocstall_dma",
 	"vmstat.allocstall_dma32", "vmstat.allocstall_device",
+	/* 100_rollup_all_reclaim.sql */
+	"vmstat.pgscan_anon", "vmstat.pgscan_file", "vmstat.pgsteal_anon", "vmstat.pgsteal_file",
 };
 
 static void test_equal_to_raw(struct store *st, int64_t t0)
@@ -276,11 +278,37 @@ static json_t *spark_json(const struct fleet_sparks *fs, const char *name)
 	return o;
 }
 
+/* A host whose reclaim is all at a cgroup's limit: kswapd and direct
+ * scan nothing, pgscan/pgsteal_anon/_file count it (5.8+). */
+static void put_limit_host(struct store *st, int64_t t0)
+{
+	uint32_t zero[4] = { intern("vmstat.pgscan_kswapd"), intern("vmstat.pgscan_direct"), intern("vmstat.pgsteal_kswapd"),
+			     intern("vmstat.pgsteal_direct") };
+	struct gen_host *g = gen_host_new("roll-limit", 0, 13);
+	struct sample s[40];
+	for (int i = 0; i < 720; i++) {
+		struct sample *x = &s[i % 40];
+		gen_host_step(g, 10000);
+		CHECK(gen_host_sample(g, t0 + (int64_t)i * 10000 + 700, x) == 0);
+		for (size_t f = 0; f < x->m.n; f++)
+			for (int k = 0; k < 4; k++)
+				if (x->m.f[f].id == zero[k])
+					x->m.f[f].v = 1000;
+		if (i % 40 == 39) {
+			CHECK_INT(teststore_put_ckpt(st, s, 40), STORE_OK);
+			for (int k = 0; k < 40; k++)
+				sample_release(&s[k]);
+		}
+	}
+	gen_host_free(g);
+}
+
 static void test_fleet(struct store *st, int64_t t0)
 {
 	int64_t until = t0 + 2 * 3600 * 1000 - 1, step = 2 * STEP;
 	struct fleet_sparks fs;
 	char err[256];
+	put_limit_host(st, t0);
 	CHECK_INT(store_fleet_sparks(st, t0, until, step, &fs, err, sizeof(err)), STORE_OK);
 	CHECK_INT(fs.nb, 12);
 	json_t *sp = spark_json(&fs, "roll-a"), *h = sp;
@@ -309,9 +337,13 @@ static void test_fleet(struct store *st, int64_t t0)
 		json_decref(want);
 		json_decref(raw);
 	}
+	/* roll-a reports all reclaim (pgscan/pgsteal_anon/_file, the last
+	 * four names): its efficiency is theirs, not kswapd + direct's */
+	const size_t nm = sizeof(metrics) / sizeof(metrics[0]);
+	const char *const eff[4] = { metrics[nm - 2], metrics[nm - 1], metrics[nm - 4], metrics[nm - 3] };
 	json_t *e[4];
 	for (int k = 0; k < 4; k++) {
-		json_t *raw = series(st, "roll-a", metrics[3 + k], t0, until, 12, SERIES_RAW);
+		json_t *raw = series(st, "roll-a", eff[k], t0, until, 12, SERIES_RAW);
 		e[k] = json_incref(json_object_get(raw, "points"));
 		json_decref(raw);
 	}
@@ -325,6 +357,27 @@ static void test_fleet(struct store *st, int64_t t0)
 	for (int k = 0; k < 4; k++)
 		json_decref(e[k]);
 	json_decref(want);
+	/* the limit host: its efficiency from all reclaim, a value in every
+	 * bucket although kswapd and direct scanned nothing */
+	CHECK_INT(store_fleet_sparks(st, t0, until, step, &fs, err, sizeof(err)), STORE_OK);
+	json_t *lim = spark_json(&fs, "roll-limit");
+	fleet_sparks_release(&fs);
+	for (int k = 0; k < 4; k++) {
+		json_t *raw = series(st, "roll-limit", eff[k], t0, until, 12, SERIES_RAW);
+		e[k] = json_incref(json_object_get(raw, "points"));
+		json_decref(raw);
+	}
+	want = fleet_efficiency(e[0], e[1], e[2], e[3]);
+	got = json_object_get(lim, "reclaim_efficiency");
+	same = json_array_size(got) == 12 && json_array_size(want) == 12;
+	for (size_t i = 0; same && i < 12; i++)
+		same = json_is_number(json_array_get(json_array_get(got, i), 1)) &&
+		       near(json_array_get(json_array_get(got, i), 1), json_array_get(json_array_get(want, i), 1), 1e-9);
+	CHECK(same);
+	for (int k = 0; k < 4; k++)
+		json_decref(e[k]);
+	json_decref(want);
+	json_decref(lim);
 	/* invalid steps are refused */
 	json_decref(sp);
 	CHECK_INT(store_fleet_sparks(st, t0, until, 1000, &fs, err, sizeof(err)), STORE_EINVAL);

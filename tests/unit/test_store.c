@@ -83,6 +83,16 @@ static void addcg(struct sample *s, const char *path, const char *name, int64_t 
 	sset_sort(&cg->m);
 }
 
+/* As addcg, in the hierarchy of the given version (1 or 2). */
+static void addcgv(struct sample *s, const char *path, int version, const char *name, int64_t v)
+{
+	struct cgsample *cg = (struct cgsample *)sample_find_cgroup(s, path, version);
+	if (!cg)
+		cg = sample_add_cgroup(s, strdup(path), version);
+	add(&cg->m, name, v);
+	sset_sort(&cg->m);
+}
+
 /* put with a hook (store_set_hook) for this call only, NULL: none */
 static int put(struct store *st, struct sample *s, size_t n, const struct store_hook *hook, size_t *fresh)
 {
@@ -109,11 +119,11 @@ static void release(struct sample *s, size_t n)
 static json_t *series(struct store *st, const char *host, const char *cg, const char *metric, int64_t since,
 		      int64_t until, int points, int *rc)
 {
-	struct series_query q = { host, cg, metric, since, until, points, SERIES_AUTO };
+	struct series_query q = { host, cg, metric, since, until, points, SERIES_AUTO, 0 };
 	char err[512];
 	json_t *o = NULL;
 	*rc = store_series(st, &q, &o, err, sizeof(err));
-	if (*rc != STORE_OK && *rc != STORE_ENOTFOUND)
+	if (*rc != STORE_OK && *rc != STORE_ENOTFOUND && *rc != STORE_ENOMETRIC)
 		fprintf(stderr, "series: %s\n", err);
 	return o;
 }
@@ -313,6 +323,65 @@ static void test_hook(struct store *st)
 	release(s, 4);
 }
 
+/* A hybrid machine: the v1 memory controller and the v2 hierarchy report
+ * the same path, v1 with memory.stat, v2 with memory.pressure. One path
+ * reads as one cgroup; cgroup_version picks one hierarchy. */
+static void test_hybrid_cgroup(struct store *st)
+{
+	int64_t t0 = base_ms() + 7000;
+	struct sample s[6];
+	char err[512];
+	int rc;
+
+	for (int i = 0; i < 6; i++) {
+		mk(&s[i], "hybrid-host", t0 + i * 10000, "H", "vmstat.pgscan_kswapd", (int64_t)(i * 100), NULL);
+		addcgv(&s[i], "/app.slice", 1, "stat.workingset_refault_file", (int64_t)(i * 500));
+		addcgv(&s[i], "/app.slice", 1, "stat.cache", (int64_t)(1 << 20));
+		addcgv(&s[i], "/app.slice", 2, "psi.some.avg10", (int64_t)(i * 100));
+	}
+	CHECK_INT(put(st, s, 6, NULL, NULL), STORE_OK);
+	release(s, 6);
+
+	json_t *m = NULL;
+	CHECK_INT(store_metrics(st, "hybrid-host", "/app.slice", 0, &m, err, sizeof(err)), STORE_OK);
+	json_t *names = json_object_get(m, "metrics");
+	CHECK_INT(json_array_size(names), 3);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(names, 0), "name")), "psi.some.avg10");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(names, 2), "name")), "stat.workingset_refault_file");
+	CHECK_INT(json_array_size(json_object_get(m, "cgroup_versions")), 2);
+	json_decref(m);
+	CHECK_INT(store_metrics(st, "hybrid-host", "/app.slice", 2, &m, err, sizeof(err)), STORE_OK);
+	CHECK_INT(json_array_size(json_object_get(m, "metrics")), 1);
+	json_decref(m);
+
+	/* each name from the hierarchy that has it */
+	json_t *o = series(st, "hybrid-host", "/app.slice", "stat.workingset_refault_file", t0, t0 + 60000, 0, &rc);
+	CHECK_INT(rc, STORE_OK);
+	CHECK_INT(npoints(o), 6);
+	CHECK(pv(o, 2, 1) == 50);
+	json_decref(o);
+	o = series(st, "hybrid-host", "/app.slice", "psi.some.avg10", t0, t0 + 60000, 0, &rc);
+	CHECK_INT(rc, STORE_OK);
+	CHECK_INT(npoints(o), 6);
+	CHECK(fabs(pv(o, 3, 1) - 3.0) < 1e-9);
+	json_decref(o);
+	/* downsampled too */
+	o = series(st, "hybrid-host", "/app.slice", "stat.cache", t0, t0 + 60000, 3, &rc);
+	CHECK_INT(rc, STORE_OK);
+	CHECK(npoints(o) >= 2);
+	json_decref(o);
+	/* only v2: its own names, and the v1 ones are not its */
+	struct series_query q = { "hybrid-host", "/app.slice", "stat.cache", t0, t0 + 60000, 0, SERIES_AUTO, 2 };
+	CHECK_INT(store_series(st, &q, &o, err, sizeof(err)), STORE_ENOMETRIC);
+	q.metric = "psi.some.avg10";
+	CHECK_INT(store_series(st, &q, &o, err, sizeof(err)), STORE_OK);
+	CHECK_INT(npoints(o), 6);
+	json_decref(o);
+	q.cgroup = "/other.slice";
+	CHECK_INT(store_series(st, &q, &o, err, sizeof(err)), STORE_ENOTFOUND);
+	CHECK_CONTAINS(err, "cgroup v2");
+}
+
 static void test_rates(struct store *st)
 {
 	int64_t t0 = base_ms() + 3000;
@@ -369,7 +438,18 @@ static void test_rates(struct store *st)
 	o = series(st, "rate-host", "/nope", "stat.anon", t0, t0 + 60000, 0, &rc);
 	CHECK_INT(rc, STORE_ENOTFOUND);
 	json_decref(o);
+	/* a name the host never reported is a 404; one it reported, asked
+	 * for a window without samples, an empty answer */
 	o = series(st, "rate-host", NULL, "vmstat.never_seen", t0, t0 + 60000, 0, &rc);
+	CHECK_INT(rc, STORE_ENOMETRIC);
+	CHECK(o == NULL);
+	o = series(st, "rate-host", "/a.slice", "stat.never_seen", t0, t0 + 60000, 0, &rc);
+	CHECK_INT(rc, STORE_ENOMETRIC);
+	o = series(st, "rate-host", NULL, "vmstat.pgscan_kswapd", t0 - 7200000, t0 - 3600000, 0, &rc);
+	CHECK_INT(rc, STORE_OK);
+	CHECK_INT(npoints(o), 0);
+	json_decref(o);
+	o = series(st, "rate-host", "/a.slice", "stat.anon", t0 - 7200000, t0 - 3600000, 20, &rc);
 	CHECK_INT(rc, STORE_OK);
 	CHECK_INT(npoints(o), 0);
 	json_decref(o);
@@ -473,7 +553,7 @@ static void test_answers(struct store *st)
 	json_decref(o);
 	CHECK_INT(store_cgroups(st, "nobody", &o, err, sizeof(err)), STORE_ENOTFOUND);
 
-	CHECK_INT(store_metrics(st, "ans-host", NULL, &o, err, sizeof(err)), STORE_OK);
+	CHECK_INT(store_metrics(st, "ans-host", NULL, 0, &o, err, sizeof(err)), STORE_OK);
 	json_t *ms = json_object_get(o, "metrics");
 	CHECK_INT(json_array_size(ms), 2);
 	CHECK_STR(json_string_value(json_object_get(json_array_get(ms, 0), "name")), "vmstat.nr_dirty");
@@ -481,7 +561,7 @@ static void test_answers(struct store *st)
 	CHECK_STR(json_string_value(json_object_get(json_array_get(ms, 1), "name")), "vmstat.pgmajfault");
 	CHECK_STR(json_string_value(json_object_get(json_array_get(ms, 1), "kind")), "rate");
 	json_decref(o);
-	CHECK_INT(store_metrics(st, "ans-host", "/gone.slice", &o, err, sizeof(err)), STORE_OK);
+	CHECK_INT(store_metrics(st, "ans-host", "/gone.slice", 0, &o, err, sizeof(err)), STORE_OK);
 	ms = json_object_get(o, "metrics");
 	CHECK_INT(json_array_size(ms), 1);
 	CHECK_STR(json_string_value(json_object_get(json_array_get(ms, 0), "name")), "memory_current");
@@ -724,7 +804,7 @@ static void test_outage(struct store *st)
 	CHECK(!store_ping(st));
 	CHECK_INT(store_hosts(st, &o, err, sizeof(err)), STORE_EUNAVAIL);
 	CHECK(o == NULL);
-	struct series_query q = { "outage-host", NULL, "vmstat.nr_dirty", 0, 1000, 0, SERIES_AUTO };
+	struct series_query q = { "outage-host", NULL, "vmstat.nr_dirty", 0, 1000, 0, SERIES_AUTO, 0 };
 	CHECK_INT(store_series(st, &q, &o, err, sizeof(err)), STORE_EUNAVAIL);
 	CHECK(store_conn_get(st) == NULL);
 
@@ -964,6 +1044,7 @@ int main(void)
 		test_old_partition(st);
 		test_hook(st);
 		test_rates(st);
+		test_hybrid_cgroup(st);
 		test_downsample(st);
 		test_answers(st);
 		test_labels_alone(st);

@@ -1,57 +1,46 @@
-// alerts.js - the alerts view: open and recent alerts from GET /api/v1/alerts
-// (CONTRACT.md §3) filtered by kind, host, cgroup and state (kept in the hash),
-// each with its evidence, its times, a link to the host view at that moment
-// and what the signature means (explain.js). Polled every 10 s.
+// alerts.js - the alerts view: alerts from GET /api/v1/alerts (CONTRACT.md
+// §3) filtered by kind, host, cgroup and state (kept in the hash; open by
+// default), triaged as Alertmanager does: grouped by host (the fleet's
+// alerts, such as kernel_regression, under "the fleet"), worst severity
+// and then the newest first (alertfmt.js), one compact row each with how
+// long it has lasted (live), a link to the host view at that moment (a
+// fleet alert's: the compare page of its releases, regression.js), and,
+// folded away until asked for, its evidence with readable labels and units
+// and what the signature means (explain.js). Refreshed at the header's
+// interval. #/alerts?id=N opens that alert (a fleet chip links there).
 // Silences (docs/notify.md): a "silence" action per alert (host, optionally
 // its cgroup and kind, a duration), the active silences with an "end" action,
 // and silenced alerts marked.
 import { ApiError, api, setAdminToken } from "./api.js";
+import { alertDuration, evidenceRows, groupByHost, liveSummary } from "./alertfmt.js";
 import { h } from "./dom.js";
 import { KNOWN_KINDS, explain } from "./explain.js";
-import { fmtBytes, fmtDuration, fmtNum, fmtTime, parseTime } from "./format.js";
+import { fmtAge, fmtDuration, fmtTime, parseTime, shortPath, text } from "./format.js";
 import { makeHash, poll, replaceHash, setStatus } from "./nav.js";
 import { compareHref, figuresTable } from "./regression.js";
 
-const POLL_MS = 10000;
-
-// The host-view hash showing an alert: from a little before it started to a
-// little after it ended (or now, while open), with its cgroup selected.
+// The host-view hash showing an alert: from a little before it started to
+// a little after it ended, with its cgroup selected; while it is open, from
+// a little before it started on to now, following now (the view refreshes).
 export function alertLink(a, now = Date.now() / 1000) {
   const t0 = parseTime(a.started_at);
-  const t1 = parseTime(a.ended_at) ?? now;
-  const pad = Math.max(300, (t1 - t0) * 0.5);
+  const t1 = parseTime(a.ended_at);
+  const pad = Math.max(300, ((t1 ?? now) - t0) * 0.5);
+  if (t1 === null) return makeHash("host", a.host, { from: Math.floor(t0 - pad), cgroup: a.cgroup || "" });
   return makeHash("host", a.host, {
     from: Math.floor(t0 - pad), to: Math.ceil(Math.min(now, t1 + pad)), cgroup: a.cgroup || "",
   });
 }
 
-// Evidence values: numbers with units guessed from the key's suffix
-// (the detectors name them *_per_s, *_pct, *_bytes, *_ms, *_ratio).
-export function evValue(k, v) {
-  if (typeof v === "number") {
-    if (/_ms$/.test(k) && v > 1e11) return fmtTime(v / 1000);
-    if (/bytes_per_s$/.test(k)) return fmtBytes(v) + "/s";
-    if (/bytes$/.test(k)) return fmtBytes(v);
-    if (/_kb$/i.test(k)) return fmtBytes(v * 1024);
-    if (/_pct$|_pct_|percent|avg10|avg60|avg300/.test(k)) return fmtNum(v) + " %";
-    if (/_per_s$|_rate$|per_sec/.test(k)) return fmtNum(v) + "/s";
-    if (/efficiency|ratio|share/.test(k) && v >= 0 && v <= 1) return (v * 100).toFixed(0) + " %";
-    if (/_s$/.test(k)) return fmtDuration(v);
-    return fmtNum(v);
-  }
-  if (v === null) return "\u2013";
-  return typeof v === "object" ? JSON.stringify(v) : String(v);
-}
-
 // The evidence table; a text "hint" from the detector is shown apart.
-function evidenceTable(ev) {
-  const rows = Object.entries(ev || {}).filter(([k, v]) => !(k === "hint" && typeof v === "string"));
+function evidenceTable(a) {
+  const rows = evidenceRows(a.evidence, a);
   if (!rows.length) return h("div", { class: "muted" }, "no evidence recorded");
-  return h("table", { class: "ev" }, h("tbody", {}, rows.map(([k, v]) =>
-    h("tr", {}, h("td", { class: "mono" }, k),
-      k === "figures" && Array.isArray(v)	/* a kernel_regression's (regression.js) */
-        ? h("td", { class: "text" }, figuresTable(v))
-        : h("td", { class: typeof v === "number" ? "num" : "text", title: String(v) }, evValue(k, v))))));
+  return h("table", { class: "ev" }, h("tbody", {}, rows.map(([label, v, k]) =>
+    h("tr", {}, h("td", { title: k }, label),
+      k === "figures" && Array.isArray(a.evidence[k])	/* a kernel_regression's (regression.js) */
+        ? h("td", { class: "text" }, figuresTable(a.evidence[k]))
+        : h("td", { class: "num", title: String(a.evidence[k]), dataset: k === "silent_s" ? { live: "silent" } : {} }, v)))));
 }
 
 export const SILENCE_DURATIONS = [["1 hour", 3600], ["4 hours", 14400], ["1 day", 86400], ["1 week", 604800]];
@@ -132,42 +121,83 @@ function silenceList(silences, changed) {
   })));
 }
 
-function card(a, onSilenced) {
+// How long an alert has lasted, or when it ended: "for 38m" (live), or
+// "ended 3m ago, lasted 12m".
+function ageText(a, now = Date.now() / 1000) {
+  const t1 = parseTime(a.ended_at);
+  if (t1 !== null) return "ended " + fmtAge(now - t1) + " ago \u00b7 lasted " + fmtAge(alertDuration(a, now));
+  return "for " + fmtAge(alertDuration(a, now));
+}
+
+// One alert: a compact row, its evidence and explanation folded below.
+function alertRow(a, onSilenced, open) {
   const ex = explain(a.kind);
   const t0 = parseTime(a.started_at), t1 = parseTime(a.ended_at);
-  const dur = (t1 ?? Date.now() / 1000) - t0;
+  const resolved = a.state === "resolved" || t1 !== null;
+  const fleet = a.scope === "fleet";	// about the fleet (kernel_regression): no host, a subject
   const silBtn = h("button", { type: "button", class: "sil-open", title: "hold this alert's notifications back" }, "silence\u2026");
-  const el = h("div", { class: "panel alert " + a.severity + (a.silenced ? " silenced" : ""), dataset: { alertId: a.id, kind: a.kind } },
-    h("div", { class: "head" },
-      h("span", { class: "badge " + a.severity }, a.severity),
-      h("span", { class: "badge " + a.state }, a.state),
-      a.silenced ? h("span", { class: "badge silenced", title: "a silence holds its notifications back" }, "silenced") : null,
-      h("span", { class: "kind" }, a.kind),
-      a.scope === "fleet"
-        ? h("span", {}, "on the fleet", a.subject ? [" (", h("span", { class: "mono" }, a.subject), ")"] : null)
-        : h("span", {}, "on ", h("a", { href: makeHash("host", a.host, {}) }, a.host),
-          a.cgroup ? [" cgroup ", h("span", { class: "mono" }, a.cgroup)] : " (host-wide)"),
-      a.scope === "fleet"
-        ? h("a", { class: "view-link", href: compareHref(a) }, "compare the releases \u2192")
-        : h("a", { class: "view-link", href: alertLink(a) }, "view on host at that moment \u2192"),
-      silBtn),
-    h("div", { class: "summary" }, a.summary),
+  const summary = liveSummary(a);
+  const bodyId = "alert-body-" + a.id;
+  const more = h("button", { type: "button", class: "more-btn", "aria-expanded": open ? "true" : "false", "aria-controls": bodyId,
+    title: "the evidence, the times, what the signature means and what usually fixes it" }, open ? "\u25be details" : "\u25b8 details");
+  const details = h("div", { class: "details", id: bodyId, hidden: !open || undefined },
     h("div", { class: "times" },
       "started " + fmtTime(t0) + " \u00b7 opened " + fmtTime(parseTime(a.opened_at)) +
-      " \u00b7 " + (t1 ? "ended " + fmtTime(t1) : "still open") + " \u00b7 " + fmtDuration(dur)),
+      " \u00b7 " + (t1 ? "ended " + fmtTime(t1) : "still open") + " \u00b7 ",
+      h("span", { dataset: t1 === null ? { live: "duration" } : {} }, fmtDuration(alertDuration(a)))),
+    a.cgroup ? h("div", { class: "times cgroup-path" }, "cgroup ", h("span", { class: "mono" }, a.cgroup)) : null,
     h("div", { class: "body" },
-      evidenceTable(a.evidence),
+      evidenceTable(a),
       h("div", { class: "explain" },
         h("p", {}, h("b", {}, ex.title)),
         h("p", {}, ex.meaning),
         typeof a.evidence?.hint === "string" ? h("p", { class: "hint" }, h("b", {}, "Detector: "), a.evidence.hint) : null,
         h("ul", {}, ex.fixes.map((f) => h("li", {}, f))))));
+  const el = h("div", { class: "alert " + a.severity + (resolved ? " resolved" : "") + (a.silenced ? " silenced" : ""),
+    dataset: { alertId: a.id, kind: a.kind, state: resolved ? "resolved" : "open" } },
+    h("div", { class: "head" },
+      h("span", { class: "badge " + a.severity }, a.severity),
+      h("span", { class: "badge " + (resolved ? "resolved" : "open") }, resolved ? "resolved" : "open"),
+      a.silenced ? h("span", { class: "badge silenced", title: "a silence holds its notifications back" }, "silenced") : null,
+      h("span", { class: "kind" }, a.kind),
+      fleet
+        ? h("span", { class: "where", title: "the fleet" + (a.subject ? ", " + a.subject : "") },
+          "on the fleet", a.subject ? [" ", h("span", { class: "mono" }, a.subject)] : null)
+        : h("span", { class: "where", title: a.cgroup ? "cgroup " + a.cgroup : "the whole host" }, a.cgroup ? h("span", { class: "mono" }, shortPath(a.cgroup)) : "host-wide"),
+      h("span", { class: "summary", title: summary, dataset: a.kind === "host_silent" && t1 === null ? { live: "summary" } : {} }, summary),
+      h("span", { class: "age", title: "started " + fmtTime(t0), dataset: { live: "age" } }, ageText(a)),
+      more,
+      fleet
+        ? h("a", { class: "view-link", href: compareHref(a), title: "the two releases side by side, the worse figures marked" }, "compare the releases \u2192")
+        : h("a", { class: "view-link", href: alertLink(a), title: "the host's charts at that moment" + (a.cgroup ? ", cgroup " + a.cgroup + " with the host's" : "") }, "charts at that moment \u2192"),
+      silBtn),
+    details);
+  more.addEventListener("click", () => {
+    const show = details.hidden;
+    details.hidden = !show;
+    more.setAttribute("aria-expanded", show ? "true" : "false");
+    more.textContent = show ? "\u25be details" : "\u25b8 details";
+    el.dispatchEvent(new CustomEvent("alert-toggle", { bubbles: true, detail: { id: String(a.id), open: show } }));
+  });
+  el._alert = a;
   silBtn.addEventListener("click", () => {
-    const open = el.querySelector(".silence-form");
-    if (open) { open.remove(); return; }
+    const f = el.querySelector(".silence-form");
+    if (f) { f.remove(); return; }
     el.querySelector(".head").after(silenceForm(a, onSilenced));
   });
   return el;
+}
+
+// The alerts of one host (or of the fleet) under one heading.
+function hostGroup(g, rowOf) {
+  const n = g.alerts.length, open = g.alerts.filter((a) => a.state !== "resolved" && !a.ended_at).length;
+  return h("section", { class: "panel host-group" + (g.fleet ? " fleet-group" : ""), dataset: g.fleet ? { scope: "fleet" } : { host: g.host } },
+    h("div", { class: "group-head" },
+      h("span", { class: "badge " + g.worst }, g.worst),
+      g.fleet ? h("span", { class: "gh-host", title: "alerts about the fleet, not one host" }, "the fleet")
+        : h("a", { class: "gh-host", href: makeHash("host", g.host, {}) }, g.host),
+      h("span", { class: "muted" }, n + (n === 1 ? " alert" : " alerts") + (open !== n ? " \u00b7 " + open + " open" : ""))),
+    g.alerts.map(rowOf));
 }
 
 export function mount(el, route) {
@@ -175,13 +205,17 @@ export function mount(el, route) {
     kind: route.params.get("kind") || "",
     host: route.params.get("host") || "",
     cgroup: route.params.get("cgroup") || "",
-    state: route.params.get("state") || "all",
+    state: route.params.get("state") || "open",
+    focus: route.params.get("id") || "",
+    // as many as a mass event brings (the API's newest first, up to 10,000);
+    // a list cut there says so
+    limit: Math.min(10000, Math.max(1, Number(route.params.get("limit")) || 5000)),
   };
   const kindSel = h("select", { id: "alert-kind" }, h("option", { value: "" }, "any kind"),
     [...new Set([...KNOWN_KINDS, ...(st.kind ? [st.kind] : [])])].map((k) => h("option", { value: k, selected: k === st.kind }, k)));
   const hostIn = h("input", { id: "alert-host", type: "search", placeholder: "host", value: st.host, size: 16 });
   const cgIn = h("input", { id: "alert-cgroup", type: "search", placeholder: "cgroup path", value: st.cgroup, size: 24 });
-  const stateSel = h("select", { id: "alert-state" }, ["all", "open", "resolved"].map((s) =>
+  const stateSel = h("select", { id: "alert-state" }, ["open", "resolved", "all"].map((s) =>
     h("option", { value: s, selected: s === st.state }, s)));
   const count = h("span", { class: "muted", id: "alert-count" });
   const list = h("div", { class: "alert-list", id: "alert-list" }, h("div", { class: "empty" }, "loading\u2026"));
@@ -200,13 +234,33 @@ export function mount(el, route) {
   let refresh = () => {};
   const changed = () => {
     st.kind = kindSel.value; st.host = hostIn.value.trim(); st.cgroup = cgIn.value.trim(); st.state = stateSel.value;
-    replaceHash(makeHash("alerts", "", { ...st, state: st.state === "all" ? "" : st.state }));
+    st.focus = "";
+    replaceHash(makeHash("alerts", "", { kind: st.kind, host: st.host, cgroup: st.cgroup, state: st.state === "open" ? "" : st.state, limit: st.limit === 5000 ? "" : st.limit }));
     refresh();
   };
   kindSel.addEventListener("change", changed);
   stateSel.addEventListener("change", changed);
   let typing = null;
   for (const i of [hostIn, cgIn]) i.addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(changed, 300); });
+
+  // which alerts have their details open (kept across refreshes)
+  const opened = new Set(st.focus ? [String(st.focus)] : []);
+  list.addEventListener("alert-toggle", (ev) => {
+    if (ev.detail.open) opened.add(ev.detail.id); else opened.delete(ev.detail.id);
+  });
+
+  // durations and a silent host's silence, live between refreshes
+  const tick = setInterval(() => {
+    const now = Date.now() / 1000;
+    for (const e of list.querySelectorAll("[data-live]")) {
+      const a = e.closest(".alert")?._alert;
+      if (!a) continue;
+      if (e.dataset.live === "age") e.textContent = ageText(a, now);
+      else if (e.dataset.live === "duration") e.textContent = fmtDuration(alertDuration(a, now));
+      else if (e.dataset.live === "summary") { e.textContent = liveSummary(a, now); e.title = e.textContent; }
+      else if (e.dataset.live === "silent") e.textContent = fmtDuration(alertDuration(a, now));
+    }
+  }, 1000);
 
   let silSeq = 0;
   const loadSilences = async (signal) => {
@@ -221,30 +275,43 @@ export function mount(el, route) {
     }
   };
 
-  let seq = 0;
+  let seq = 0, scrolled = false;
   const load = async (signal) => {
     const my = ++seq;
+    let ans;
     try {
-      const ans = await api.alerts({ kind: st.kind, host: st.host, cgroup: st.cgroup, state: st.state, limit: 500 }, signal);
-      if (my !== seq) return; // a newer filter answered first
-      const items = ans.alerts || [];
-      // a card with its silence form open is kept while the user fills it in
-      const editing = new Map([...list.querySelectorAll(".alert")].filter((c) => c.querySelector(".silence-form"))
-        .map((c) => [c.dataset.alertId, c]));
-      list.replaceChildren(...(items.length ? items.map((a) => editing.get(String(a.id)) || card(a, () => refresh()))
-        : [h("div", { class: "empty" }, "no alert matches")]));
-      loadSilences(signal);
-      const open = items.filter((a) => a.state === "open").length;
-      count.textContent = `${items.length} alerts \u00b7 ${open} open`;
-      setStatus("updated " + fmtTime(Date.now() / 1000).slice(11));
+      ans = await api.alerts({ kind: st.kind, host: st.host, cgroup: st.cgroup, state: st.state, limit: st.limit }, signal);
     } catch (e) {
-      if (e.name === "AbortError") return;
+      if (e.name === "AbortError" || e.status === 0 || e.status >= 500) throw e;	// poll: stale, retried; the list stays
       setStatus("alerts: " + e.message, true);
       list.replaceChildren(h("div", { class: "error" }, "could not load alerts: " + e.message));
+      throw e;
     }
+    if (my !== seq) return; // a newer filter answered first
+    const items = ans.alerts || [];
+    // a row with its silence form open is kept while the user fills it in
+    const editing = new Map([...list.querySelectorAll(".alert")].filter((c) => c.querySelector(".silence-form"))
+      .map((c) => [c.dataset.alertId, c]));
+    const rowOf = (a) => editing.get(String(a.id)) || alertRow(a, () => refresh(), opened.has(String(a.id)));
+    list.replaceChildren(...(items.length ? groupByHost(items).map((g) => hostGroup(g, rowOf))
+      : [h("div", { class: "empty" }, st.state === "open" ? "no open alert matches" : "no alert matches")]));
+    if (st.focus && !scrolled) {
+      const f = list.querySelector(`.alert[data-alert-id="${CSS.escape(String(st.focus))}"]`);
+      if (f) { f.classList.add("focus"); f.scrollIntoView({ block: "center" }); scrolled = true; }
+    } else if (st.focus) {
+      list.querySelector(`.alert[data-alert-id="${CSS.escape(String(st.focus))}"]`)?.classList.add("focus");
+    }
+    loadSilences(signal);
+    const open = items.filter((a) => a.state === "open").length;
+    const hosts = new Set(items.filter((a) => a.scope !== "fleet").map((a) => a.host)).size;
+    const cut = items.length >= st.limit;
+    count.textContent = (cut ? `the newest ${items.length} alerts only (more match: narrow by kind, host or cgroup)` : `${items.length} alerts`) +
+      ` \u00b7 ${open} open \u00b7 ${hosts} ${hosts === 1 ? "host" : "hosts"}`;
+    count.classList.toggle("cut", cut);
+    el.dataset.loaded = String(Date.now());
   };
-  const stop = poll(load, POLL_MS);
+  const stop = poll(load);
   const ctl = new AbortController();
-  refresh = () => load(ctl.signal);
-  return { destroy() { stop(); ctl.abort(); clearTimeout(typing); } };
+  refresh = () => load(ctl.signal).catch((e) => { if (e.name !== "AbortError") setStatus("alerts: " + e.message, true); });
+  return { destroy() { stop(); ctl.abort(); clearTimeout(typing); clearInterval(tick); } };
 }

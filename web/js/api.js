@@ -119,11 +119,10 @@ export async function sendJSON(method, path, body) {
 }
 
 export const api = {
-  fleet: (window, points, signal) => getJSON("fleet", { window, points }, signal),
   host: (host, signal) => getJSON("hosts/" + encodeURIComponent(host), {}, signal),
   cgroups: (host, signal) => getJSON("hosts/" + encodeURIComponent(host) + "/cgroups", {}, signal),
-  metrics: (host, cgroup, signal) =>
-    getJSON("hosts/" + encodeURIComponent(host) + "/metrics", { cgroup }, signal),
+  metrics: (host, cgroup, signal, version) =>
+    getJSON("hosts/" + encodeURIComponent(host) + "/metrics", { cgroup, cgroup_version: version }, signal),
   series: (host, p, signal) =>
     getJSON("hosts/" + encodeURIComponent(host) + "/series", p, signal),
   // several metrics of one window in one request: p.metrics is a comma list

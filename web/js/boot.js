@@ -21,11 +21,11 @@
   // checks that each list holds every module its view imports.
   var PRELOAD = {
     "fleet": ["js/app.js", "js/nav.js", "js/fleet.js", "js/api.js", "js/dom.js", "js/format.js", "js/spark.js",
-      "js/regression.js"],
+      "js/alertfmt.js", "js/regression.js"],
     "host": ["js/app.js", "js/nav.js", "js/host.js", "js/api.js", "js/dom.js", "js/format.js", "js/hostplan.js",
-      "js/figures.js", "js/charts.js", "js/shade.js", "vendor/uPlot.min.esm.js"],
+      "js/figures.js", "js/charts.js", "js/shade.js", "js/alertfmt.js", "vendor/uPlot.min.esm.js"],
     "alerts": ["js/app.js", "js/nav.js", "js/alerts.js", "js/api.js", "js/dom.js", "js/format.js", "js/explain.js",
-      "js/regression.js"],
+      "js/alertfmt.js", "js/regression.js"],
     "compare": ["js/app.js", "js/nav.js", "js/compare.js", "js/api.js", "js/dom.js", "js/format.js", "js/comparefmt.js"]
   };
   (PRELOAD[path.split("/")[0]] || PRELOAD.fleet).forEach(function (m) {
@@ -38,7 +38,7 @@
   var params = new URLSearchParams(qi < 0 ? "" : hs.slice(qi + 1));
   var parts = path.split("/"), metricsUrl = null;
   if (!parts[0] || parts[0] === "fleet") {
-    urls.push("api/v1/fleet?window=3600&points=60&layout=columns");
+    urls.push("api/v1/fleet?window=3600&layout=columns");
   } else if (parts[0] === "host" && parts.length > 1) {
     var base = "api/v1/hosts/" + encodeURIComponent(decodeURIComponent(parts.slice(1).join("/")));
     var cg = params.get("cgroup");

@@ -5,18 +5,21 @@
 // by direction, the Mann–Whitney p-value (host as the unit) and a small plot
 // of both distributions. Pickers are kept in the hash:
 //   #/compare?group_by=kernel|label:KEY&a=&b=&range=1h..7d&label=KEY:VALUE
-// Not polled: a comparison over hours changes slowly; "refresh" asks again.
+// Not polled: a comparison over hours changes slowly; "refresh" asks again
+// (and while the server or its database is away, the view retries by
+// itself, nav.js). Figures that are 0 in both groups are listed under the
+// table instead of taking a row; a row's "hosts" opens the hosts with the
+// worst values of each group, linked to their host view over the window.
 import { getJSON } from "./api.js";
 import { h } from "./dom.js";
-import { fmtTime } from "./format.js";
-import { makeHash, replaceHash, setStatus } from "./nav.js";
+import { fmtTime, text } from "./format.js";
+import { isOutage, makeHash, poll, replaceHash, setStatus } from "./nav.js";
 import {
   DEFAULT_RANGE, NONE, RANGES, changeClass, defaultPair, fmtChange, fmtP, fmtStat, groupByChoices,
-  groupOption, histBars, labelChoices, rangeSeconds, sigMark, verdictClass,
+  groupOption, histBars, labelChoices, rangeSeconds, sigMark, verdictClass, zeroBoth,
 } from "./comparefmt.js";
 
 const STATS = ["mean", "p50", "p95", "p99"];
-const COLOR_A = "#1f6feb", COLOR_B = "#d46b08";
 const SVG = "http://www.w3.org/2000/svg";
 
 function svg(tag, attrs = {}, ...children) {
@@ -27,26 +30,45 @@ function svg(tag, attrs = {}, ...children) {
 }
 
 // The row's distribution plot: A's and B's histograms (shared bins, each as
-// a share of its own host-intervals) overlaid, A blue and B orange.
+// a share of its own host-intervals) side by side in each bin, A filled
+// blue and B outlined orange (told apart without colour too).
 function distPlot(fig, unit) {
   const hb = histBars(fig.hist);
   if (!hb) return h("span", { class: "muted" }, NONE);
   const W = 120, H = 28, n = hb.a.length, bw = W / n;
   const bars = [];
-  for (const [fr, color, cls] of [[hb.a, COLOR_A, "a"], [hb.b, COLOR_B, "b"]]) {
+  const half = Math.max(1, (bw - 1) / 2);
+  for (const [fr, cls, off] of [[hb.a, "a", 0], [hb.b, "b", half]]) {
     fr.forEach((f, i) => {
       if (f <= 0) return;
       const bh = Math.max(1, (f / hb.max) * (H - 2));
-      bars.push(svg("rect", { class: "bar-" + cls, x: (i * bw + 0.5).toFixed(1), y: (H - 1 - bh).toFixed(1),
-        width: Math.max(1, bw - 1).toFixed(1), height: bh.toFixed(1), fill: color, "fill-opacity": 0.45 }));
+      bars.push(svg("rect", { class: "bar-" + cls, x: (i * bw + 0.5 + off).toFixed(1), y: (H - 1 - bh).toFixed(1),
+        width: Math.max(1, half - (cls === "b" ? 0.5 : 0)).toFixed(1), height: bh.toFixed(1) }));
     });
   }
   const e = hb.edges;
   const range = e.length ? `${fmtStat(e[0])} .. ${fmtStat(e[e.length - 1])}${unit ? " " + unit : ""}` : "";
   const t = svg("title");
-  t.textContent = `distribution over host-intervals: A blue, B orange (share of each group's intervals per bin)${range ? "; x: " + range : ""}`;
-  return svg("svg", { class: "dist", width: W, height: H, viewBox: `0 0 ${W} ${H}` }, t,
-    svg("line", { x1: 0, y1: H - 0.5, x2: W, y2: H - 0.5, stroke: "#c9ced4" }), ...bars);
+  t.textContent = `distribution over host-intervals: A filled blue (left in each bin), B outlined orange (right); share of each group's intervals per bin${range ? "; x: " + range : ""}`;
+  return svg("svg", { class: "dist", width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": t.textContent }, t,
+    svg("line", { class: "axis", x1: 0, y1: H - 0.5, x2: W, y2: H - 0.5 }), ...bars);
+}
+
+// The hosts that drive a figure (hosts_top: each group's worst window
+// means), each linked to its host view over the compared window.
+function hostsRow(fig, res, n) {
+  const win = { from: Math.floor(res.since_ts ?? res.since / 1000), to: Math.ceil(res.until_ts ?? res.until / 1000) };
+  const list = (side, name) => {
+    const hs = (fig.hosts_top && fig.hosts_top[side]) || [];
+    return h("div", { class: "drivers " + side },
+      h("b", {}, (side === "a" ? "A " : "B ") + text(name) + ": "),
+      hs.length ? hs.map((x, i) => [i ? ", " : "", h("a", { href: makeHash("host", x.host, win) }, x.host), " " + fmtStat(x.value) + (fig.unit ? " " + fig.unit : "")])
+        : h("span", { class: "muted" }, "no host with a value"));
+  };
+  return h("tr", { class: "drivers-row", dataset: { driversOf: fig.name } },
+    h("td", { colspan: n },
+      h("span", { class: "muted" }, (fig.better === "higher" ? "lowest" : "highest") + " window means first · "),
+      list("a", res.a), list("b", res.b)));
 }
 
 // One figure's row; marked: named by the hash's mark (the watch found it worse).
@@ -62,6 +84,8 @@ function figRow(fig, marked) {
   return h("tr", { dataset: { fig: fig.name, verdict, significant: sig ? "1" : "0", better: fig.better || "", marked: marked ? "1" : "0" },
     class: "v-" + verdict + (sig ? " sig" : "") + (marked ? " marked" : "") },
   h("td", { class: "fig", title: fig.name + " (" + (fig.better === "higher" ? "higher is better" : "lower is better") + ")" },
+    h("button", { type: "button", class: "drivers-btn", "aria-expanded": "false", "aria-label": "hosts that drive " + (fig.label || fig.name),
+      title: "the hosts with the worst values in each group" }, "\u25b8"), " ",
     fig.label || fig.name, unit ? h("span", { class: "unit" }, " " + unit) : null,
     marked ? h("span", { class: "mark-watch", title: "the kernel-regression watch found this figure worse" }, "watch") : null,
     h("span", { class: "dir", title: fig.better === "higher" ? "higher is better" : "lower is better" }, fig.better === "higher" ? " \u2191" : " \u2193")),
@@ -182,10 +206,26 @@ export function mount(el, route) {
     } catch (e) {
       if (e.name === "AbortError" || my !== seq) return;
       renderPickers();
+      if (isOutage(e)) {
+        // nav.js says so and asks again with backoff; the last table stays
+        body.classList.remove("busy");
+        if (!body.querySelector("#cmp-table")) message("muted", "waiting for the server\u2026");
+        throw e;
+      }
       setStatus("compare: " + e.message, true);
       message("error", "could not list the groups: " + e.message);
       el.dataset.loaded = "error";
+      throw e;
     }
+  }
+
+  // Runs a load once, again with backoff while the server or its
+  // database is away (nav.js poll): a view opened during an outage
+  // recovers by itself.
+  let stopRun = null;
+  function runOnce(fn) {
+    if (stopRun) stopRun();
+    stopRun = poll(() => fn(), { every: null });
   }
 
   async function table(w, signal, my) {
@@ -209,7 +249,6 @@ export function mount(el, route) {
     const res = await getJSON("compare", { ...baseParams(w), a: st.a, b: st.b }, signal);
     if (my !== seq) return;
     render(res);
-    setStatus("compared " + fmtTime(Date.now() / 1000).slice(11));
     el.dataset.loaded = "1";
   }
 
@@ -241,25 +280,51 @@ export function mount(el, route) {
       h("th", { rowspan: 2, class: "dist-head" }, "Distribution ",
         h("span", { class: "key a" }, "A"), " ", h("span", { class: "key b" }, "B")));
     const head2 = h("tr", {}, [0, 1, 2].map(() => STATS.map((s) => h("th", { class: "num" }, s))));
-    const tbody = h("tbody", {}, figs.length ? figs.map((f) => figRow(f, st.mark.has(f.name)))
-      : h("tr", {}, h("td", { colspan: 16, class: "empty" }, "the server returned no figures")));
+    const shown = figs.filter((f) => !zeroBoth(f) || st.mark.has(f.name)), zero = figs.filter((f) => zeroBoth(f) && !st.mark.has(f.name));
+    const tbody = h("tbody", {}, shown.length ? shown.map((f) => figRow(f, st.mark.has(f.name)))
+      : h("tr", {}, h("td", { colspan: 16, class: "empty" }, figs.length ? "every figure is 0 in both groups" : "the server returned no figures")));
+    tbody.addEventListener("click", (ev) => {
+      const btn = ev.target.closest("button.drivers-btn");
+      if (!btn) return;
+      const tr = btn.closest("tr");
+      const next = tr.nextElementSibling;
+      if (next && next.classList.contains("drivers-row")) {
+        next.remove();
+        btn.setAttribute("aria-expanded", "false");
+        btn.textContent = "\u25b8";
+        return;
+      }
+      const fig = shown.find((f) => f.name === tr.dataset.fig);
+      if (fig) tr.after(hostsRow(fig, res, 16));
+      btn.setAttribute("aria-expanded", "true");
+      btn.textContent = "\u25be";
+    });
+    const zeroNote = zero.length ? h("p", { class: "caption", id: "cmp-zero" },
+      "0 in both groups, not in the table: " + zero.map((f) => f.label || f.name).join(", ") + ".") : null;
     body.classList.remove("busy");
     body.replaceChildren(...notes,
-      h("div", { class: "cmp-scroll" }, h("table", { class: "grid cmp", id: "cmp-table" }, h("thead", {}, head1, head2), tbody)));
+      h("div", { class: "cmp-scroll" }, h("table", { class: "grid cmp data", id: "cmp-table" }, h("thead", {}, head1, head2), tbody)),
+      ...(zeroNote ? [zeroNote] : []));
   }
 
   function changed(relist) {
     syncHash();
-    if (relist) load();
+    if (relist) runOnce(load);
     else {
-      const { signal, my } = newRequest();
-      el.dataset.loaded = "";
       renderPickers();
-      table(window_(), signal, my).catch((e) => {
-        if (e.name === "AbortError" || my !== seq) return;
-        setStatus("compare: " + e.message, true);
-        message("error", "could not compare: " + e.message);
-        el.dataset.loaded = "error";
+      runOnce(async () => {
+        const { signal, my } = newRequest();
+        el.dataset.loaded = "";
+        try {
+          await table(window_(), signal, my);
+        } catch (e) {
+          if (e.name === "AbortError" || my !== seq) return;
+          if (isOutage(e)) { body.classList.remove("busy"); throw e; }
+          setStatus("compare: " + e.message, true);
+          message("error", "could not compare: " + e.message);
+          el.dataset.loaded = "error";
+          throw e;
+        }
       });
     }
   }
@@ -287,10 +352,11 @@ export function mount(el, route) {
       h("label", { for: "cmp-label" }, "Only"), selLabel, refresh),
     h("p", { class: "caption", id: "cmp-caption" },
       "Figures over host-intervals (a host's 5-minute bucket); change = (B \u2212 A) / A; p: Mann\u2013Whitney U test, host as the unit " +
-      "(each host's mean); * p < 0.05, ** < 0.01, *** < 0.001; green: B better, red: B worse, grey: not significant."),
+      "(each host's mean); * p < 0.05, ** < 0.01, *** < 0.001; green: B better, red: B worse, grey: not significant; " +
+      "\u25b8 beside a figure: the hosts that drive it."),
     summary, body);
   renderPickers();
-  load();
+  runOnce(load);
 
-  return { destroy: () => { if (ctl) ctl.abort(); seq++; } };
+  return { destroy: () => { if (stopRun) stopRun(); if (ctl) ctl.abort(); seq++; } };
 }

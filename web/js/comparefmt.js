@@ -51,15 +51,16 @@ export function fmtStat(v) {
   return fmtNum(v).replace("\u2013", NONE);
 }
 
-// A change in %: "+12.3 %", "−4 %", "+1.2K %", "0 %"; "from 0" when the
+// A change in %: "+12.3 %", "−4 %", "0 %"; from +1000 % on a factor,
+// "×12" (B is 12 times A: "+1.1K %" reads badly); "from 0" when the
 // server has no % because A is 0 and B is not (a, b: the statistic's values);
 // "—" when there is nothing to compare.
 export function fmtChange(pct, a = null, b = null) {
   if (bad(pct)) return a === 0 && !bad(b) && b !== 0 ? "from 0" : NONE;
   const x = Math.abs(pct);
   let s;
-  if (x >= 1000) s = fmtNum(x);
-  else if (x >= 100) s = x.toFixed(0);
+  if (pct >= 1000) return "\u00d7" + fmtNum(1 + pct / 100).replace("\u2013", NONE);
+  if (x >= 100) s = x.toFixed(0);
   else if (x >= 10) s = x.toFixed(1).replace(/\.0$/, "");
   else s = x.toFixed(2).replace(/\.?0+$/, "");
   if (s === "0" || s === "") return "0 %";
@@ -136,4 +137,20 @@ export function defaultPair(groups) {
 // "6.1.0-13-amd64 (12 hosts)"
 export function groupOption(g) {
   return g.value + " (" + g.hosts + (g.hosts === 1 ? " host)" : " hosts)");
+}
+
+// Whether a figure is 0 (or has no value) in both groups for every
+// statistic: nothing to compare, so the table leaves its row out.
+export function zeroBoth(fig) {
+  const st = ["mean", "p50", "p95", "p99"];
+  let zero = false;
+  for (const g of [fig && fig.a, fig && fig.b]) {
+    for (const k of st) {
+      const v = g ? g[k] : null;
+      if (bad(v)) continue;
+      if (v !== 0) return false;
+      zero = true;
+    }
+  }
+  return zero;
 }

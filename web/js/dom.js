@@ -28,3 +28,31 @@ function append(el, children) {
     else el.appendChild(document.createTextNode(visible(c)));
   }
 }
+
+// A colour a canvas understands (#rrggbb) for a CSS colour or a theme
+// variable "var(--c-blue)" (css/app.css: its light or dark value). The
+// theme's variables are read all at once, on first use: one computed
+// style, instead of a forced style recalculation per colour while charts
+// are being added to the page.
+let theme = null;
+export function cssColor(c) {
+  if (c.charCodeAt(0) !== 118 /* v */) return c;
+  if (!theme) {
+    theme = new Map();
+    const cs = getComputedStyle(document.documentElement);
+    for (const name of ["--c-blue", "--c-red", "--c-orange", "--c-green", "--c-purple", "--c-teal", "--c-grey", "--c-brown",
+      "--c-pink", "--c-olive", "--axis", "--grid", "--tick", "--spark-base"]) theme.set("var(" + name + ")", cs.getPropertyValue(name).trim());
+  }
+  let v = theme.get(c);
+  if (v === undefined) {
+    const m = /^var\((--[\w-]+)\)$/.exec(c);
+    v = (m && getComputedStyle(document.documentElement).getPropertyValue(m[1]).trim()) || "#888888";
+    theme.set(c, v);
+  }
+  return v;
+}
+if (typeof window !== "undefined" && window.matchMedia) {
+  // the system switched between light and dark: the variables with it
+  const mq = window.matchMedia("(prefers-color-scheme: dark)");
+  if (mq.addEventListener) mq.addEventListener("change", () => { theme = null; });
+}

@@ -4,15 +4,17 @@
 // metrics a host actually reported, which names to fetch; assemble() turns
 // fetched series into the aligned arrays the charts draw.
 
+// the theme's chart colours (css/app.css --c-*, light and dark)
 const C = {
-  blue: "#1f6feb", red: "#cf1322", orange: "#d46b08", green: "#2e8b57", purple: "#8e44ad",
-  teal: "#13a8a8", grey: "#6a7480", brown: "#8c5a2b", pink: "#c41d7f", olive: "#7c8b12",
+  blue: "var(--c-blue)", red: "var(--c-red)", orange: "var(--c-orange)", green: "var(--c-green)", purple: "var(--c-purple)",
+  teal: "var(--c-teal)", grey: "var(--c-grey)", brown: "var(--c-brown)", pink: "var(--c-pink)", olive: "var(--c-olive)",
 };
 
 // A line: {label, src: [{m: [names summed], label?}] (first whose names all
 // exist wins), or prefix: "vmstat.allocstall_" (one line per metric found),
 // or derive: {num: src, den: src} (ratio of two sums), scale: bytes per unit
-// ("kB" = 1024, "page" = page size), color, dash, axis}.
+// ("kB" = 1024, "page" = page size), color, dash, axis, band: false (no
+// min..max band even when downsampled)}.
 export const HOST_FIGURES = [
   {
     id: "refaults", title: "Refaults and activations", unit: "pages/s",
@@ -26,8 +28,12 @@ export const HOST_FIGURES = [
   },
   {
     id: "reclaim", title: "Reclaim: scanned vs stolen", unit: "pages/s", unit2: "ratio",
-    sub: "pgscan/pgsteal for kswapd and direct reclaim; efficiency = stolen / scanned (right axis)",
+    sub: "pgscan/pgsteal for kswapd and direct reclaim, and all reclaim (anon + file, 5.8+: a cgroup's limit reclaim too); efficiency = stolen / scanned (right axis)",
     lines: [
+      // no min..max band: it would cover kswapd's and direct's (a subset
+      // of all reclaim), and every band is a polygon per draw
+      { label: "scan all", color: C.purple, band: false, src: [{ m: ["vmstat.pgscan_anon", "vmstat.pgscan_file"] }] },
+      { label: "steal all", color: C.olive, band: false, src: [{ m: ["vmstat.pgsteal_anon", "vmstat.pgsteal_file"] }] },
       { label: "scan kswapd", color: C.blue, src: [{ m: ["vmstat.pgscan_kswapd"] }, { prefix: "vmstat.pgscan_kswapd_" }] },
       { label: "steal kswapd", color: C.teal, src: [{ m: ["vmstat.pgsteal_kswapd"] }, { prefix: "vmstat.pgsteal_kswapd_" }] },
       { label: "scan direct", color: C.red, src: [{ m: ["vmstat.pgscan_direct"] }, { prefix: "vmstat.pgscan_direct_" }] },
@@ -86,12 +92,13 @@ export const HOST_FIGURES = [
 export const CGROUP_FIGURES = [
   {
     id: "cg_refaults", title: "Refaults and activations", unit: "pages/s",
-    sub: "memory.stat workingset_refault_* and workingset_activate_*",
+    sub: "memory.stat workingset_refault_*, workingset_activate_*, and major faults (a v1 cgroup without workingset counters: what a thrash verdict attributes by)",
     lines: [
       { label: "refault file", color: C.orange, src: [{ m: ["stat.workingset_refault_file"] }, { m: ["stat.workingset_refault"], label: "refault (all)" }] },
       { label: "refault anon", color: C.purple, src: [{ m: ["stat.workingset_refault_anon"] }] },
       { label: "activate file", color: C.brown, dash: [4, 3], src: [{ m: ["stat.workingset_activate_file"] }, { m: ["stat.workingset_activate"], label: "activate (all)" }] },
       { label: "activate anon", color: C.pink, dash: [4, 3], src: [{ m: ["stat.workingset_activate_anon"] }] },
+      { label: "major faults", color: C.red, dash: [2, 2], src: [{ m: ["stat.pgmajfault"] }, { m: ["stat.total_pgmajfault"] }] },
     ],
   },
   {
@@ -105,10 +112,10 @@ export const CGROUP_FIGURES = [
   },
   {
     id: "cg_dirty", title: "Dirty and writeback", unit: "bytes",
-    sub: "memory.stat file_dirty, file_writeback (v1: dirty, writeback)",
+    sub: "memory.stat file_dirty, file_writeback (v1: dirty, writeback, or the hierarchy's total_dirty, total_writeback)",
     lines: [
-      { label: "dirty", color: C.orange, src: [{ m: ["stat.file_dirty"] }, { m: ["stat.dirty"] }] },
-      { label: "writeback", color: C.red, src: [{ m: ["stat.file_writeback"] }, { m: ["stat.writeback"] }] },
+      { label: "dirty", color: C.orange, src: [{ m: ["stat.file_dirty"] }, { m: ["stat.dirty"] }, { m: ["stat.total_dirty"] }] },
+      { label: "writeback", color: C.red, src: [{ m: ["stat.file_writeback"] }, { m: ["stat.writeback"] }, { m: ["stat.total_writeback"] }] },
     ],
   },
   {
@@ -151,7 +158,7 @@ export function resolve(figures, have) {
   for (const fig of figures) {
     const lines = [];
     for (const ln of fig.lines) {
-      const base = { label: ln.label, color: ln.color, dash: ln.dash, axis: ln.axis, scale: ln.scale };
+      const base = { label: ln.label, color: ln.color, dash: ln.dash, axis: ln.axis, scale: ln.scale, band: ln.band };
       if (ln.derive) {
         const num = lines.find((l) => l.origLabel === ln.derive.num);
         const den = lines.find((l) => l.origLabel === ln.derive.den);
@@ -194,38 +201,104 @@ export function neededNames(resolved) {
   return [...s];
 }
 
-// fetched: Map name -> series answer ({points, downsampled}). Returns the
+// fetched: Map name -> series answer: columns ({ts, avg, min, max} or {ts,
+// v}, series_batch?layout=columns, what the view asks for) or points
+// ({points: [[ts, avg, min, max] | [ts, v]]}), with downsampled. Returns the
 // shared x (sorted union of timestamps) and, per name, {avg, min, max}
 // arrays aligned with x (null where the series has no point). Positional
 // arrays, not a map per series: the answers of one batch share their
-// timestamps, and a 7-day view aligns ~25 x 320 points on every load.
+// timestamps (then a columns answer's arrays are used as they are), and a
+// 7-day view aligns ~30 x 320 points on every load.
+function colsOf(ans) {
+  if (Array.isArray(ans.ts)) {
+    const avg = ans.avg || ans.v || [];
+    return { ts: ans.ts, avg, min: ans.min || avg, max: ans.max || avg };
+  }
+  const pts = ans.points || [];
+  const ts = new Array(pts.length), avg = new Array(pts.length), min = new Array(pts.length), max = new Array(pts.length);
+  for (let k = 0; k < pts.length; k++) {
+    const p = pts[k];
+    ts[k] = p[0];
+    avg[k] = p[1];
+    min[k] = p.length >= 4 ? p[2] : p[1];
+    max[k] = p.length >= 4 ? p[3] : p[1];
+  }
+  return { ts, avg, min, max };
+}
+
+const sameTs = (a, b) => {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+};
+
 export function index(fetched) {
-  let x = null;
-  for (const ans of fetched.values()) {
-    const pts = ans.points || [];
-    if (x === null) { x = pts.map((p) => p[0]); continue; }
-    if (pts.length === x.length && pts.every((p, i) => p[0] === x[i])) continue;
-    const xs = new Set(x);
-    for (const p of pts) xs.add(p[0]);
+  const cols = new Map();
+  let x = null, union = false;
+  for (const [name, ans] of fetched) {
+    const c = colsOf(ans);
+    cols.set(name, [c, !!ans.downsampled]);
+    if (x === null) x = c.ts;
+    else if (!sameTs(x, c.ts)) union = true;
+  }
+  if (union) {
+    const xs = new Set();
+    for (const [c] of cols.values()) for (const t of c.ts) xs.add(t);
     x = [...xs].sort((a, b) => a - b);
   }
   x = x || [];
-  const pos = new Map(x.map((t, i) => [t, i]));
+  const pos = union ? new Map(x.map((t, i) => [t, i])) : null;
   const byName = new Map();
-  for (const [name, ans] of fetched) {
-    const avg = new Array(x.length).fill(null), min = new Array(x.length).fill(null), max = new Array(x.length).fill(null);
-    const pts = ans.points || [];
-    const same = pts.length === x.length;
-    for (let k = 0; k < pts.length; k++) {
-      const p = pts[k];
-      const i = same && x[k] === p[0] ? k : pos.get(p[0]);
-      avg[i] = p[1];
-      min[i] = p.length >= 4 ? p[2] : p[1];
-      max[i] = p.length >= 4 ? p[3] : p[1];
+  for (const [name, [c, downsampled]] of cols) {
+    if (!union || sameTs(x, c.ts)) {
+      byName.set(name, { avg: c.avg, min: c.min, max: c.max, downsampled });
+      continue;
     }
-    byName.set(name, { avg, min, max, downsampled: !!ans.downsampled });
+    const avg = new Array(x.length).fill(null), min = new Array(x.length).fill(null), max = new Array(x.length).fill(null);
+    for (let k = 0; k < c.ts.length; k++) {
+      const i = pos.get(c.ts[k]);
+      avg[i] = c.avg[k];
+      min[i] = c.min[k];
+      max[i] = c.max[k];
+    }
+    byName.set(name, { avg, min, max, downsampled });
   }
-  return { x, byName };
+  return breakGaps(x, byName);
+}
+
+// A hole in the data (a host or the server away) stays a hole: where two
+// neighbouring times are more than 2.5 steps apart (the median step), a
+// time with no value in any series is put between them, so that no line
+// joins the two sides as if something had been measured in between.
+export function breakGaps(x, byName) {
+  if (x.length < 3) return { x, byName };
+  const steps = [];
+  for (let i = 1; i < x.length; i++) steps.push(x[i] - x[i - 1]);
+  const med = [...steps].sort((a, b) => a - b)[steps.length >> 1];
+  if (!(med > 0)) return { x, byName };
+  const holes = [];
+  for (let i = 1; i < x.length; i++) if (x[i] - x[i - 1] > 2.5 * med) holes.push(i);
+  if (!holes.length) return { x, byName };
+  const widen = (arr) => {
+    if (!arr) return arr;
+    const out = [];
+    let h = 0;
+    for (let i = 0; i < arr.length; i++) {
+      if (h < holes.length && holes[h] === i) { out.push(null); h++; }
+      out.push(arr[i]);
+    }
+    return out;
+  };
+  const nx = [];
+  let h = 0;
+  for (let i = 0; i < x.length; i++) {
+    if (h < holes.length && holes[h] === i) { nx.push(x[i - 1] + med); h++; }
+    nx.push(x[i]);
+  }
+  const nb = new Map();
+  for (const [name, c] of byName) nb.set(name, { ...c, avg: widen(c.avg), min: widen(c.min), max: widen(c.max) });
+  return { x: nx, byName: nb };
 }
 
 // The arrays a chart draws for one resolved figure. pageSize in bytes.
@@ -238,7 +311,7 @@ export function assemble(resolvedFig, idx, pageSize) {
     const k = mult(l);
     if (l.names) {
       const sers = l.names.map((n) => byName.get(n)).filter(Boolean);
-      const banded = sers.length > 0 && sers.some((s) => s.downsampled);
+      const banded = l.band !== false && sers.length > 0 && sers.some((s) => s.downsampled);
       const avg = [], min = banded ? [] : null, max = banded ? [] : null;
       for (let i = 0; i < x.length; i++) {
         let a = null, lo = null, hi = null;
@@ -292,4 +365,24 @@ export function inferPageSize(idx) {
   const r = ratios[Math.floor(ratios.length / 2)];
   for (const ps of [4096, 8192, 16384, 65536]) if (Math.abs(r - ps) / ps < 0.25) return ps;
   return 4096;
+}
+
+// What a chart has to show over its window: "unreported" (no line: the
+// kernel or cgroup has none of its names), "empty" (lines, but no value in
+// the window), "zero" (every value, min..max bands included, is 0: nothing
+// happened) or "data". The view folds all but "data" into one line each.
+export function activity(lines) {
+  if (!lines.length) return "unreported";
+  let seen = false;
+  for (const l of lines) {
+    for (const arr of [l.avg, l.max, l.min]) {
+      if (!arr) continue;
+      for (const v of arr) {
+        if (v === null || v === undefined) continue;
+        if (v !== 0) return "data";
+        seen = true;
+      }
+    }
+  }
+  return seen ? "zero" : "empty";
 }

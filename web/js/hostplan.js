@@ -10,11 +10,16 @@ import { CGROUP_FIGURES, HOST_FIGURES, neededNames, resolve } from "./figures.js
 
 export const RANGES = { "15m": 900, "1h": 3600, "6h": 21600, "24h": 86400, "7d": 604800, "30d": 2592000 };
 
-// The window the hash asks for: {since, until, fixed, rangeKey}.
+// The window the hash asks for: {since, until, fixed, rangeKey, from}.
+// from and to: a fixed window; from alone: from then on to now, following
+// now (an open alert's link); range: the last 15m..30d.
 export function windowOf(params, now = Date.now() / 1000) {
   const from = Number(params.get("from")), to = Number(params.get("to"));
   if (params.get("from") && params.get("to") && Number.isFinite(from) && Number.isFinite(to) && to > from) {
     return { since: from, until: to, fixed: true, rangeKey: null };
+  }
+  if (params.get("from") && !params.get("to") && Number.isFinite(from) && from < now) {
+    return { since: from, until: now, fixed: false, rangeKey: null, from };
   }
   const key = RANGES[params.get("range")] ? params.get("range") : "1h";
   return { since: now - RANGES[key], until: now, fixed: false, rangeKey: key };
@@ -48,11 +53,13 @@ export function namesFor(metricsAnswer, cgroup) {
 // params}. Two batches asked in parallel: most of a batch's server time is
 // writing the JSON answer, and two requests let two server threads (and two
 // PostgreSQL backends) share it.
-export function requestsFor(host, cgroup, win, names, points) {
-  const q = { cgroup: cgroup || undefined, since: win.since.toFixed(3), until: win.until.toFixed(3), points };
+export function requestsFor(host, cgroup, win, names, points, version = 0) {
+  const q = { cgroup: cgroup || undefined, cgroup_version: cgroup && version ? version : undefined,
+    since: win.since.toFixed(3), until: win.until.toFixed(3), points };
   const half = Math.ceil(names.length / 2);
+  // columns: four arrays a series instead of an array a point
   const batches = [names.slice(0, half), names.slice(half)].filter((p) => p.length)
-    .map((p) => ({ metrics: p.join(","), ...q }));
+    .map((p) => ({ metrics: p.join(","), ...q, layout: "columns" }));
   const alerts = { host, since: Math.floor(win.since), until: Math.ceil(win.until), state: "all", limit: 1000 };
   return { batches, alerts };
 }
@@ -74,6 +81,7 @@ export async function startEarly(hash, width, metricsJson, headers, early) {
   const host = decodeURIComponent(parts.slice(1).join("/"));
   const params = new URLSearchParams(qi < 0 ? "" : h.slice(qi + 1));
   const cgroup = params.get("cgroup") || "";
+  const version = cgroup ? Number(params.get("cgroup_version")) || 0 : 0;
   const win = windowOf(params);
   const points = pointsFor(width);
   const send = (path, p) => {
@@ -86,6 +94,6 @@ export async function startEarly(hash, width, metricsJson, headers, early) {
   let m;
   try { m = await metricsJson; } catch (_) { return null; }
   const { names } = namesFor(m, cgroup);
-  for (const b of requestsFor(host, cgroup, win, names, points).batches) send(batchPath(host), b);
+  for (const b of requestsFor(host, cgroup, win, names, points, version).batches) send(batchPath(host), b);
   return { win, points, names: names.join(",") };
 }

@@ -2,8 +2,10 @@
 // kernel_regression alert (the server's watch, docs/detectors.md "Kernel
 // regressions") as one line above the fleet table, its summary ("6.1.0-21
 // vs 6.1.0-18: writeback worse, 7 vs 31 hosts, p = ...") linking to the
-// compare page of the pair with the worse figures marked. Polled with its
-// own timer; nothing is shown while none is open.
+// compare page of the pair with the worse figures marked. Polled at the
+// header's refresh interval, no more often than every 30 s, beside the
+// table and quietly (nav.js poll's quiet: the status line and the outage
+// banner are the table's); nothing is shown while none is open.
 import { getJSON } from "./api.js";
 import { h } from "./dom.js";
 import { fmtNum } from "./format.js";
@@ -49,19 +51,15 @@ export function figuresTable(figs) {
 // Fills el (kept empty while no regression is open) until destroy().
 export function mountRegressionBanner(el) {
   const stop = poll(async (signal) => {
-    let ans;
-    try {
-      ans = await getJSON("alerts", { kind: "kernel_regression", state: "open", limit: 50 }, signal);
-    } catch (e) {
-      if (e.name === "AbortError") throw e;
-      return;	// the fleet table reports the server being away
-    }
+    // a failure throws to poll, which leaves it to the fleet table to say
+    // (quiet: the status line and the outage banner are the table's)
+    const ans = await getJSON("alerts", { kind: "kernel_regression", state: "open", limit: 50 }, signal);
     const items = bannerItems(ans.alerts);
     el.replaceChildren(...items.map((it) =>
       h("div", { class: "regress-banner " + it.severity, role: "alert", dataset: { release: it.release, alertId: it.id } },
         h("span", { class: "regress-tag" }, "kernel regression"),
         h("a", { href: it.href, title: "compare the two releases, the worse figures marked" }, it.text),
         it.silenced ? h("span", { class: "muted" }, " (silenced)") : null)));
-  }, POLL_MS);
+  }, { min: POLL_MS, quiet: true });
   return { destroy: stop };
 }

@@ -1,6 +1,9 @@
 // spark.js - sparklines on a canvas for the fleet table: one or two series of
 // [ts, value] over a fixed time window, gaps (null) left blank, no axes.
-// Drawn at devicePixelRatio so they stay sharp.
+// Drawn at devicePixelRatio so they stay sharp. Colours may be CSS
+// variables ("var(--c-blue)", app.css): the theme's (light or dark) value.
+
+import { cssColor } from "./dom.js";
 
 // Draw series (array of {points, color}) into a new canvas of w x h CSS pixels
 // over [t0, t1]. yMax fixes the top of the scale (e.g. 1 for efficiency);
@@ -24,15 +27,16 @@ export function sparkline(series, t0, t1, { w = 110, h = 24, yMax = null, floor 
   const span = Math.max(1, t1 - t0);
   const x = (t) => ((t - t0) / span) * (w - 2) + 1;
   const y = (v) => h - 2 - (Math.min(v, max) / max) * (h - 4);
-  ctx.strokeStyle = "#e3e7eb";
+  ctx.strokeStyle = cssColor("var(--spark-base)");
   ctx.beginPath();
   ctx.moveTo(0, h - 1.5);
   ctx.lineTo(w, h - 1.5);
   ctx.stroke();
   for (const s of series) {
     const pts = s.points || [];
-    ctx.strokeStyle = s.color;
-    ctx.fillStyle = s.color + "22";
+    const color = cssColor(s.color);
+    ctx.strokeStyle = color;
+    ctx.fillStyle = color + "22";
     ctx.lineWidth = 1.25;
     let run = [];
     const flush = () => {
@@ -40,7 +44,7 @@ export function sparkline(series, t0, t1, { w = 110, h = 24, yMax = null, floor 
       ctx.beginPath();
       if (run.length === 1) {
         ctx.arc(x(run[0][0]), y(run[0][1]), 1, 0, 2 * Math.PI);
-        ctx.fillStyle = s.color;
+        ctx.fillStyle = color;
         ctx.fill();
       } else {
         ctx.moveTo(x(run[0][0]), y(run[0][1]));
@@ -49,7 +53,7 @@ export function sparkline(series, t0, t1, { w = 110, h = 24, yMax = null, floor 
         ctx.lineTo(x(run[run.length - 1][0]), h - 2);
         ctx.lineTo(x(run[0][0]), h - 2);
         ctx.closePath();
-        ctx.fillStyle = s.color + "22";
+        ctx.fillStyle = color + "22";
         ctx.fill();
       }
       run = [];
