@@ -1051,6 +1051,10 @@ static int cb_number(void *ctx, const char *s, size_t len)
 			struct frame *f = top(p);
 			bool keyed = f && f->kind != X_BODY && f->kind != X_CGROUPS &&
 				     !(f->kind == X_SKIP && !f->obj);
+			/* a field of a known map is named by its whole path
+			 * (CONTRACT §2); other keys by themselves */
+			if (keyed && p->key_ascii && f->kind == X_MAP && f->path[0])
+				return failf(p, SB_TOOBIG, "\"%s.%s\"", f->path, p->key);
 			return failf(p, SB_TOOBIG, "%s%s%s", keyed && p->key_ascii ? "\"" : "",
 				     keyed && p->key_ascii ? p->key : "a number",
 				     keyed && p->key_ascii ? "\"" : "");

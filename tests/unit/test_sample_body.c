@@ -277,7 +277,11 @@ static void test_messages(void)
 	const char *b6 = "{\"host\":\"h\",\"ts\":1764518400,\"vmstat\":{\"pgpgin\": 9223372036854775808}}";
 	CHECK_INT(sample_body_parse(b6, strlen(b6), DEPTH, &s, &n, &e), -1);
 	CHECK_INT(e.kind, SB_TOOBIG);
-	CHECK_STR(e.msg, "\"pgpgin\"");
+	CHECK_STR(e.msg, "\"vmstat.pgpgin\"");
+	const char *b6c = S(",\"cgroups\":[{\"path\":\"/a\",\"version\":2,\"memory_stat\":{\"anon\":99999999999999999999}}]");
+	CHECK_INT(sample_body_parse(b6c, strlen(b6c), DEPTH, &s, &n, &e), -1);
+	CHECK_INT(e.kind, SB_TOOBIG);
+	CHECK_STR(e.msg, "\"cgroups[0].memory_stat.anon\"");
 	const char *b7 = "{\"host\":\"h\",\"ts\":1764518400,\"vmstat\":{}";
 	CHECK_INT(sample_body_parse(b7, strlen(b7), DEPTH, &s, &n, &e), -1);
 	CHECK_INT(e.kind, SB_SYNTAX);
