@@ -584,7 +584,7 @@ static void test_ingest_parse(void)
 	CHECK_INT(parse("{\"host\":\"a\",\"host\":\"b\",\"ts\":1764518400,\"vmstat\":{}}", &e, &n), -1);
 	CHECK_CONTAINS(e.error, "duplicate");
 	CHECK_INT(parse("{\"host\":\"a\",\"ts\":1764518400,\"vmstat\":{\"pgpgin\": 9223372036854775808}}", &e, &n), -1);
-	CHECK_STR(e.error, "could not parse JSON: \"pgpgin\": expected an integer from 0 to 2^63-1");
+	CHECK_STR(e.error, "could not parse JSON: \"vmstat.pgpgin\": expected an integer from 0 to 2^63-1");
 	CHECK_INT(parse("[99999999999999999999999]", &e, &n), -1);
 	CHECK_STR(e.error, "could not parse JSON: a number: expected an integer from 0 to 2^63-1");
 	char key[72];
