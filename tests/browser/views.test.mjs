@@ -370,8 +370,12 @@ async function triage() {
     const o = f.hosts.find((x) => x.host === "oom-03");
     if (o && (o.open_alerts || []).some((a) => a.kind === "host_silent")) {
       await page.goto(BASE + "/#/fleet?q=oom-03");
-      await until(page, () => document.querySelector('#fleet-table tr[data-host="oom-03"] .alerts-cell .chip'));
-      oomChip = await page.$eval('#fleet-table tr[data-host="oom-03"] .alerts-cell .chip', (c) => ({ text: c.textContent, title: c.title, cls: c.className }));
+      // found and read in one step: the fleet's refresh rebuilds the table
+      // between two separate steps
+      oomChip = await page.waitForFunction(() => {
+        const c = document.querySelector('#fleet-table tr[data-host="oom-03"] .alerts-cell .chip');
+        return c && { text: c.textContent, title: c.title, cls: c.className };
+      }, null, { timeout: 15000 }).then((h) => h.jsonValue(), () => null);
     } else await sleep(2000);
   }
   check("a host silent after an OOM kill: the chip reads \"oom_kill → silent · age\", not struck through", !!oomChip &&
